@@ -1,0 +1,199 @@
+"""MongoStore: the Store interface over a real MongoDB deployment, through pymongo.
+
+Each Store call is one server request (or one transaction's worth of requests inside
+run_in_transaction). Transactions need a replica set on MongoDB 4.0+; elsewhere `atomic` is False
+and the workload's multi-document writes run without them, as LinkbenchX's did.
+"""
+from __future__ import annotations
+
+import threading
+from typing import Iterator, Sequence
+
+from .base import DuplicateKey, IndexSpec, Store, StoreError, StoreInfo, UpdateResult
+
+import pymongo
+from pymongo import ReturnDocument
+from pymongo.errors import DuplicateKeyError, OperationFailure, PyMongoError
+
+
+class MongoStore(Store):
+    def __init__(self, uri: str, database: str = "enginebench", *, client=None):
+        self.client = client or pymongo.MongoClient(uri, directConnection=None)
+        self.db = self.client[database]
+        self.database = database
+        self._indexes: dict[tuple[str, str], IndexSpec] = {}
+        self._local = threading.local()
+        hello = self.client.admin.command("hello")
+        self._build = self.client.admin.command("buildInfo")
+        self.replica_set = "setName" in hello or hello.get("msg") == "isdbgrid"
+        major = int(self._build["version"].split(".")[0])
+        self.atomic = self.replica_set and major >= 4
+
+    # -- helpers --------------------------------------------------------------------------
+    def _session(self):
+        return getattr(self._local, "session", None)
+
+    def _fields(self, collection: str, index: str | None) -> tuple[str, ...]:
+        if index is None:
+            return ("_id",)
+        try:
+            return self._indexes[(collection, index)].field_names
+        except KeyError:
+            spec = self._spec_from_server(collection, index)
+            return spec.field_names
+
+    def _spec_from_server(self, collection: str, index: str) -> IndexSpec:
+        info = self.db[collection].index_information().get(index)
+        if info is None:
+            raise StoreError(f"collection {collection!r} has no index {index!r}")
+        spec = IndexSpec(index, tuple((f, int(d)) for f, d in info["key"]), bool(info.get("unique")))
+        self._indexes[(collection, index)] = spec
+        return spec
+
+    def _filter(self, collection: str, index: str | None, key: tuple, where: dict | None = None) -> dict:
+        flt = dict(zip(self._fields(collection, index), key))
+        if where:
+            flt.update(where)
+        return flt
+
+    def _range_filter(self, collection, index, prefix, low, high):
+        fields = self._fields(collection, index)
+        flt = dict(zip(fields, prefix))
+        if low is not None or high is not None:
+            bounds = {}
+            if low is not None:
+                bounds["$gte"] = low
+            if high is not None:
+                bounds["$lte"] = high
+            flt[fields[len(prefix)]] = bounds
+        return flt
+
+    def _sort(self, collection, index, reverse):
+        if index is None:
+            return [("_id", -1 if reverse else 1)]
+        spec = self._indexes.get((collection, index)) or self._spec_from_server(collection, index)
+        return [(f, -d if reverse else d) for f, d in spec.fields]
+
+    # -- schema ---------------------------------------------------------------------------
+    def create_collection(self, name: str, capped_bytes: int | None = None) -> None:
+        if name in self.db.list_collection_names():
+            return
+        opts = {"capped": True, "size": capped_bytes} if capped_bytes else {}
+        self.db.create_collection(name, **opts)
+
+    def create_index(self, collection: str, spec: IndexSpec) -> None:
+        self.db[collection].create_index(list(spec.fields), name=spec.name, unique=spec.unique)
+        self._indexes[(collection, spec.name)] = spec
+
+    # -- writes ---------------------------------------------------------------------------
+    def insert_many(self, collection: str, docs: Sequence[dict]) -> int:
+        try:
+            self.db[collection].insert_many(list(docs), ordered=False, session=self._session())
+        except DuplicateKeyError as exc:
+            raise DuplicateKey(str(exc)) from exc
+        except pymongo.errors.BulkWriteError as exc:
+            if any(e.get("code") == 11000 for e in exc.details.get("writeErrors", [])):
+                raise DuplicateKey(str(exc)) from exc
+            raise
+        return len(docs)
+
+    def update(self, collection, index, key, *, set=None, inc=None, set_on_insert=None, where=None,
+               upsert=False, return_before=False) -> UpdateResult:
+        spec = {}
+        if set:
+            spec["$set"] = set
+        if inc:
+            spec["$inc"] = inc
+        if set_on_insert:
+            spec["$setOnInsert"] = set_on_insert
+        flt = self._filter(collection, index, key, where)
+        coll = self.db[collection]
+        try:
+            if return_before or upsert:
+                before = coll.find_one_and_update(flt, spec, upsert=upsert, session=self._session(),
+                                                  return_document=ReturnDocument.BEFORE)
+                if before is None:
+                    return UpdateResult(matched=False, upserted=upsert)
+                return UpdateResult(matched=True, before=before if return_before else None)
+            result = coll.update_one(flt, spec, session=self._session())
+            return UpdateResult(matched=result.matched_count == 1)
+        except DuplicateKeyError as exc:
+            raise DuplicateKey(str(exc)) from exc
+
+    def delete(self, collection, index, key, *, where=None) -> bool:
+        result = self.db[collection].delete_one(self._filter(collection, index, key, where), session=self._session())
+        return result.deleted_count == 1
+
+    # -- reads ----------------------------------------------------------------------------
+    def get(self, collection, index, key):
+        return self.db[collection].find_one(self._filter(collection, index, key), session=self._session())
+
+    def get_many(self, collection, index, prefix, last_values):
+        fields = self._fields(collection, index)
+        flt = dict(zip(fields, prefix))
+        flt[fields[len(prefix)]] = {"$in": list(last_values)}
+        cursor = self.db[collection].find(flt, session=self._session()).sort(self._sort(collection, index, False))
+        return list(cursor.hint(index))
+
+    def scan(self, collection, index, prefix=(), *, low=None, high=None, reverse=False, skip=0, limit=None):
+        cursor = self.db[collection].find(self._range_filter(collection, index, prefix, low, high),
+                                          session=self._session())
+        cursor = cursor.sort(self._sort(collection, index, reverse)).hint(index or [("_id", 1)])
+        if skip:
+            cursor = cursor.skip(skip)
+        if limit:
+            cursor = cursor.limit(limit)
+        return list(cursor)
+
+    def count(self, collection, index, prefix=(), *, low=None, high=None, limit=None):
+        kwargs = {"hint": index or "_id_"}
+        if limit:
+            kwargs["limit"] = limit
+        return self.db[collection].count_documents(self._range_filter(collection, index, prefix, low, high),
+                                                   session=self._session(), **kwargs)
+
+    def iter_index(self, collection, index) -> Iterator[tuple]:
+        fields = self._fields(collection, index)
+        projection = {f: 1 for f in fields}
+        if "_id" not in fields:
+            projection["_id"] = 0
+        cursor = self.db[collection].find({}, projection).sort(self._sort(collection, index, False))
+        for doc in cursor.hint(index or [("_id", 1)]):
+            yield tuple(doc.get(f) for f in fields)
+
+    # -- transactions and lifecycle -------------------------------------------------------
+    def run_in_transaction(self, fn, *args, **kwargs):
+        if not self.atomic or self._session() is not None:
+            return fn(*args, **kwargs)
+        with self.client.start_session() as session:
+            self._local.session = session
+            try:
+                # with_transaction retries on TransientTransactionError and commit uncertainty.
+                return session.with_transaction(lambda _s: fn(*args, **kwargs))
+            finally:
+                self._local.session = None
+
+    def info(self) -> StoreInfo:
+        status = self.client.admin.command("serverStatus")
+        return StoreInfo(engine=status.get("storageEngine", {}).get("name", "unknown"),
+                         version=self._build["version"],
+                         config={"gitVersion": self._build.get("gitVersion"), "replica_set": self.replica_set,
+                                 "transactions": self.atomic})
+
+    def stats(self) -> dict:
+        try:
+            status = self.client.admin.command("serverStatus")
+        except PyMongoError:
+            return {}
+        out = {f"opcounters.{k}": v for k, v in status.get("opcounters", {}).items()}
+        cache = status.get("wiredTiger", {}).get("cache", {})
+        for name in ("bytes read into cache", "bytes written from cache", "pages evicted by application threads"):
+            if name in cache:
+                out[f"wt.cache: {name}"] = cache[name]
+        return out
+
+    def close(self) -> None:
+        self.client.close()
+
+
+__all__ = ["MongoStore", "OperationFailure"]

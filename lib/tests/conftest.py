@@ -1,0 +1,31 @@
+import os
+import shutil
+
+import pytest
+
+from enginebench.stores import open_embedded
+
+# The four embedded systems every test runs against: (id, engine, options).
+EMBEDDED = [
+    ("wt-btree", "wiredtiger", {"table_type": "btree", "cache_size_mb": 32}),
+    ("wt-lsm", "wiredtiger", {"table_type": "lsm", "cache_size_mb": 32}),
+    ("rocksdb", "rocksdb", {"cache_size_mb": 32}),
+    ("lmdb", "lmdb", {"map_size_gb": 1}),
+]
+
+
+@pytest.fixture(params=EMBEDDED, ids=[e[0] for e in EMBEDDED])
+def embedded_store(request, tmp_path):
+    _, engine, options = request.param
+    store = open_embedded(engine, tmp_path / "db", options)
+    yield store
+    store.close()
+
+
+def mongod_binary():
+    """The mongod named by MONGOD, or found on PATH; None when there is none."""
+    path = os.environ.get("MONGOD") or shutil.which("mongod")
+    return path if path and os.access(path, os.X_OK) else None
+
+
+NO_MONGOD = "no mongod binary: set MONGOD=/path/to/mongod (none can be installed from this machine's package registries)"
