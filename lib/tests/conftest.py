@@ -8,7 +8,7 @@ from enginebench.stores import open_embedded
 # The four embedded systems every test runs against: (id, engine, options).
 EMBEDDED = [
     ("wt-btree", "wiredtiger", {"table_type": "btree", "cache_size_mb": 32}),
-    ("wt-lsm", "wiredtiger", {"table_type": "lsm", "cache_size_mb": 32}),
+    ("wt-lsm", "wiredtiger", {"table_type": "lsm", "cache_size_mb": 48}),
     ("rocksdb", "rocksdb", {"cache_size_mb": 32}),
     ("lmdb", "lmdb", {"map_size_gb": 1}),
 ]

@@ -29,13 +29,10 @@ class IndexSpec:
     fields: tuple[tuple[str, int], ...]  # (field name, 1 or -1)
     unique: bool = False
 
-    @property
-    def field_names(self) -> tuple[str, ...]:
-        return tuple(f for f, _ in self.fields)
-
-    @property
-    def directions(self) -> tuple[int, ...]:
-        return tuple(d for _, d in self.fields)
+    def __post_init__(self):
+        # Derived once: these are read for every index entry written.
+        object.__setattr__(self, "field_names", tuple(f for f, _ in self.fields))
+        object.__setattr__(self, "directions", tuple(d for _, d in self.fields))
 
 
 @dataclass

@@ -21,8 +21,12 @@ TAG_OBJECTID = 0x64
 TAG_BOOL = 0x6E
 
 _I64 = struct.Struct(">Q")
+_TAGGED_I64 = struct.Struct(">BQ").pack
 _SIGN = 1 << 63
+_MASK = (1 << 64) - 1
 _INVERT = bytes(range(255, -1, -1))
+_OID_TAG = bytes((TAG_OBJECTID,))
+_BYTES_TAG = bytes((TAG_BYTES,))
 
 
 def _escape(raw: bytes) -> bytes:
@@ -31,6 +35,18 @@ def _escape(raw: bytes) -> bytes:
 
 
 def encode_value(value) -> bytes:
+    # The common types first, tested by exact type: this runs for every index entry written.
+    kind = type(value)
+    if kind is int:
+        return _TAGGED_I64(TAG_INT, (value + _SIGN) & _MASK)
+    if kind is ObjectId:
+        return _OID_TAG + value.binary
+    if kind is bytes:
+        return _BYTES_TAG + (_escape(value) if b"\x00" in value else value + b"\x00")
+    return _encode_other(value)
+
+
+def _encode_other(value) -> bytes:
     if value is None:
         return bytes((TAG_NULL,))
     if isinstance(value, bool):
@@ -52,8 +68,8 @@ def encode_value(value) -> bytes:
 
 def encode_key(values, directions=None) -> bytes:
     """Encode a tuple of field values; `directions` holds 1 or -1 per field (default all 1)."""
-    if directions is None:
-        return b"".join(encode_value(v) for v in values)
+    if directions is None or -1 not in directions:
+        return b"".join(map(encode_value, values))
     parts = []
     for value, direction in zip(values, directions):
         part = encode_value(value)

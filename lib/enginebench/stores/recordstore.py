@@ -208,7 +208,8 @@ class RecordStore(Store):
     # -- document helpers -----------------------------------------------------------------
     @staticmethod
     def _index_key(spec: IndexSpec, doc: dict) -> bytes:
-        return encode_key([doc.get(f) for f in spec.field_names], spec.directions)
+        get = doc.get
+        return encode_key([get(f) for f in spec.field_names], spec.directions)
 
     def _put_index_entry(self, txn: KVTxn, spec: IndexSpec, table, doc: dict, *, check_unique: bool = True) -> None:
         id_key = encode_value(doc["_id"])

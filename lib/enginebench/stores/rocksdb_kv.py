@@ -1,15 +1,15 @@
 """RocksDB as a KVEngine, laid out as MongoRocks did it.
 
 One key space; every table is a 4-byte prefix. A transaction buffers its writes in a WriteBatch
-and commits them atomically; write-write conflicts are prevented with striped row locks taken
-when a key is read for update or written (MongoRocks also paired a lock manager with write
-batches). Reads see committed data, plus the transaction's own point writes. Block cache size and
+and commits them atomically. Every key a write transaction reads or writes is locked (no wait:
+a key held by another transaction is a write conflict, retried by the record store), so
+read-then-write sequences are serializable; MongoRocks likewise paired a lock manager with write
+batches. Reads see committed data plus the transaction's own point writes. Block cache size and
 snappy compression come from the params; the WAL is on and not synced per commit, as in the post.
 """
 from __future__ import annotations
 
 import threading
-import zlib
 from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Iterator
@@ -22,33 +22,33 @@ from rocksdict import (BlockBasedOptions, Cache, DBCompressionType, Options, Rdi
                        WriteBatch, WriteOptions)
 
 _META = b"\x00\x00\x00\x00"
-_STRIPES = 1 << 14
-_LOCK_WAIT_S = 0.05
 
 
 class RocksTxn(KVTxn):
-    def __init__(self, engine: "RocksDBKV"):
+    def __init__(self, engine: "RocksDBKV", write: bool):
         self.e = engine
+        self.write = write
         self.writes: dict[bytes, bytes | None] = {}
-        self.held: set[int] = set()
+        self.held: list[bytes] = []
 
     def _lock(self, full_key: bytes) -> None:
-        stripe = zlib.crc32(full_key) & (_STRIPES - 1)
-        if stripe in self.held:
+        locks = self.e.row_locks
+        owner = locks.get(full_key)
+        if owner is self:
             return
-        if not self.e.locks[stripe].acquire(timeout=_LOCK_WAIT_S):
-            raise WriteConflict("row lock wait timed out")
-        self.held.add(stripe)
+        with self.e.lock_mutex:
+            owner = locks.setdefault(full_key, self)
+        if owner is not self:
+            raise WriteConflict("key locked by another transaction")
+        self.held.append(full_key)
 
     def get(self, table, key):
         full = table + key
+        if self.write:
+            self._lock(full)
         if full in self.writes:
             return self.writes[full]
         return self.e.db.get(full)
-
-    def get_for_update(self, table, key):
-        self._lock(table + key)
-        return self.get(table, key)
 
     def put(self, table, key, value):
         full = table + key
@@ -89,9 +89,12 @@ class RocksTxn(KVTxn):
                 it.prev()
 
     def release(self) -> None:
-        for stripe in self.held:
-            self.e.locks[stripe].release()
-        self.held.clear()
+        if self.held:
+            locks = self.e.row_locks
+            with self.e.lock_mutex:
+                for key in self.held:
+                    del locks[key]
+            self.held.clear()
 
 
 class RocksDBKV(KVEngine):
@@ -122,7 +125,8 @@ class RocksDBKV(KVEngine):
         write_options.sync = False
         self.write_options = write_options
         self.read_options = ReadOptions()
-        self.locks = [threading.Lock() for _ in range(_STRIPES)]
+        self.row_locks: dict[bytes, RocksTxn] = {}
+        self.lock_mutex = threading.Lock()
         self._ddl = threading.Lock()
         self._tables: dict[str, bytes] = {}
         self._settings = dict(cache_size_mb=cache_size_mb, compression=compression, wal=True,
@@ -150,7 +154,7 @@ class RocksDBKV(KVEngine):
             it.next()
 
     def begin(self, write: bool) -> KVTxn:
-        return RocksTxn(self)
+        return RocksTxn(self, write)
 
     def commit(self, txn: RocksTxn) -> None:
         try:

@@ -20,6 +20,20 @@ except ImportError as exc:  # pragma: no cover - depends on the build
     _IMPORT_ERROR = exc
 
 
+# Tables use key_format=u,value_format=u, for which WiredTiger's packed form of a byte string is
+# the string itself: setting and reading raw items skips the binding's pure-Python packer, which
+# otherwise costs more than the engine call. The attributes pin the bytes while WiredTiger holds
+# a pointer to them, as the binding's own set_key does.
+def _set_key(cur, key: bytes) -> None:
+    cur._key = key
+    cur._set_key(key)
+
+
+def _set_value(cur, value: bytes) -> None:
+    cur._value = value
+    cur._set_value(value)
+
+
 def _is_rollback(exc: Exception) -> bool:
     return "WT_ROLLBACK" in str(exc) or "conflict" in str(exc).lower()
 
@@ -42,10 +56,10 @@ class WTTxn(KVTxn):
 
     def get(self, table, key):
         cur = self.s.cursor(table)
-        cur.set_key(key)
+        _set_key(cur, key)
         try:
             found = cur.search() == 0
-            return cur.get_value() if found else None
+            return cur._get_value() if found else None
         except wiredtiger.WiredTigerError as exc:
             if _is_rollback(exc):
                 raise WriteConflict(str(exc)) from exc
@@ -55,8 +69,8 @@ class WTTxn(KVTxn):
 
     def put(self, table, key, value):
         cur = self.s.cursor(table)
-        cur.set_key(key)
-        cur.set_value(value)
+        _set_key(cur, key)
+        _set_value(cur, value)
         try:
             cur.insert()
         except wiredtiger.WiredTigerError as exc:
@@ -68,7 +82,7 @@ class WTTxn(KVTxn):
 
     def delete(self, table, key):
         cur = self.s.cursor(table)
-        cur.set_key(key)
+        _set_key(cur, key)
         try:
             cur.remove()
         except wiredtiger.WiredTigerError as exc:
@@ -85,17 +99,17 @@ class WTTxn(KVTxn):
         try:
             if not reverse:
                 if low:  # WiredTiger does not allow an empty key
-                    cur.set_key(low)
+                    _set_key(cur, low)
                     exact = cur.search_near()
                     if exact == wiredtiger.WT_NOTFOUND or (exact < 0 and cur.next() != 0):
                         return
                 elif cur.next() != 0:
                     return
                 while True:
-                    key = cur.get_key()
+                    key = cur._get_key()
                     if high is not None and key >= high:
                         return
-                    yield key, cur.get_value()
+                    yield key, cur._get_value()
                     if cur.next() != 0:
                         return
             else:
@@ -103,17 +117,17 @@ class WTTxn(KVTxn):
                     if cur.prev() != 0:
                         return
                 else:
-                    cur.set_key(high)
+                    _set_key(cur, high)
                     exact = cur.search_near()
                     if exact == wiredtiger.WT_NOTFOUND:
                         return
                     if exact >= 0 and cur.prev() != 0:
                         return
                 while True:
-                    key = cur.get_key()
+                    key = cur._get_key()
                     if key < low:
                         return
-                    yield key, cur.get_value()
+                    yield key, cur._get_value()
                     if cur.prev() != 0:
                         return
         except wiredtiger.WiredTigerError as exc:

@@ -1,0 +1,12 @@
+"""Workloads by name. Each exposes run_plan(store, phases, emit, abort) -> status."""
+from __future__ import annotations
+
+WORKLOADS = ("linkbench",)
+
+
+def build_workload(spec: dict):
+    name = spec["name"]
+    if name == "linkbench":
+        from .linkbench import LinkBench, LinkBenchConfig
+        return LinkBench(LinkBenchConfig(**spec["params"]))
+    raise ValueError(f"unknown workload {name!r}; allowed: {', '.join(WORKLOADS)}")

@@ -1,0 +1,45 @@
+"""Command line: `python -m enginebench params|run|experiments ...`."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from .params import SCALES, ParamsError, experiments, load_params
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="enginebench", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("params", help="print an experiment's resolved params")
+    p.add_argument("exp")
+    p.add_argument("--scale", default="default", choices=SCALES)
+    r = sub.add_parser("run", help="run an experiment headless")
+    r.add_argument("exp")
+    r.add_argument("--scale", default="default", choices=SCALES)
+    r.add_argument("--target", default="auto")
+    sub.add_parser("experiments", help="list the experiments")
+    args = parser.parse_args(argv)
+    try:
+        if args.command == "params":
+            print(json.dumps(load_params(args.exp, args.scale), indent=2))
+        elif args.command == "experiments":
+            print("\n".join(experiments()))
+        elif args.command == "run":
+            from .run import RunAborted, run
+            try:
+                path = run(args.exp, args.scale, args.target)
+            except RunAborted as exc:
+                print(f"enginebench: aborted: {exc}", file=sys.stderr)
+                return 130
+            manifest = json.loads((path / "manifest.json").read_text())
+            print(f"{manifest['status']}: {path}")
+            return 0 if manifest["status"] == "complete" else 1
+    except (ParamsError, RuntimeError, ValueError) as exc:
+        print(f"enginebench: error: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,4 @@
+from .loader import ParamsError, experiments, load_params
+from .schema import SCALES
+
+__all__ = ["ParamsError", "experiments", "load_params", "SCALES"]

@@ -1,0 +1,119 @@
+"""Loading params/<exp>.yaml: merge a scale's overrides, validate, and explain any error.
+
+Errors name the file, the scale, the key path and what is allowed, e.g.
+  params/linkbench_cached.yaml [scale default]: phases.lodaers: unknown key; allowed keys: ...
+"""
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from ..paths import params_dir
+from .schema import SCALES, Experiment
+
+
+class ParamsError(ValueError):
+    """A params file or its experiment name is wrong; the message says exactly how."""
+
+
+def experiments() -> list[str]:
+    return sorted(p.stem for p in params_dir().glob("*.yaml"))
+
+
+def params_path(exp: str) -> Path:
+    path = params_dir() / f"{exp}.yaml"
+    if not path.is_file():
+        known = ", ".join(experiments()) or "(none)"
+        raise ParamsError(f"unknown experiment {exp!r}: there is no {path}; allowed: {known}")
+    return path
+
+
+def deep_merge(base: dict, override: dict) -> dict:
+    """Dicts merge key by key; anything else (lists included) is replaced."""
+    out = copy.deepcopy(base)
+    for key, value in override.items():
+        if isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = deep_merge(out[key], value)
+        else:
+            out[key] = copy.deepcopy(value)
+    return out
+
+
+def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
+    """The field names of the model that holds the key at `loc` (for unknown-key errors)."""
+    current = model
+    for part in loc[:-1]:
+        if isinstance(part, int):
+            continue
+        field = current.model_fields.get(part) if isinstance(current, type) and issubclass(current, BaseModel) else None
+        if field is None:
+            return []
+        annotation = field.annotation
+        args = getattr(annotation, "__args__", None)
+        candidates = [annotation] + list(args or [])
+        nxt = next((c for c in candidates if isinstance(c, type) and issubclass(c, BaseModel)), None)
+        if nxt is None:
+            return []
+        current = nxt
+    return sorted(current.model_fields) if isinstance(current, type) and issubclass(current, BaseModel) else []
+
+
+def _explain(error: dict, data: dict) -> str:
+    loc = tuple(error["loc"])
+    path = ".".join(str(p) for p in loc) or "(top level)"
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(Experiment, loc)
+        if loc and loc[0] == "systems" and len(loc) > 2 and loc[2] == "options":
+            from .schema import ENGINE_OPTIONS
+            try:
+                engine = data["systems"][loc[1]]["engine"]
+                allowed = sorted(ENGINE_OPTIONS[engine].model_fields)
+            except (KeyError, IndexError, TypeError):
+                pass
+        return f"{path}: unknown key; allowed keys: {', '.join(allowed) or '(none)'}"
+    if kind == "missing":
+        return f"{path}: required key is missing"
+    if kind in ("literal_error", "enum"):
+        expected = error.get("ctx", {}).get("expected", "")
+        return f"{path}: {error['input']!r} is not allowed; allowed values: {expected}"
+    value = error.get("input")
+    shown = "" if isinstance(value, dict) else f" (got {value!r})"
+    return f"{path}: {error['msg']}{shown}"
+
+
+def load_params(exp: str, scale: str = "default") -> dict:
+    """The resolved, validated params of an experiment at a scale, as plain data."""
+    if scale not in SCALES:
+        raise ParamsError(f"unknown scale {scale!r}; allowed: {', '.join(SCALES)}")
+    path = params_path(exp)
+    resolved = {s: _resolve(path, s) for s in SCALES}  # every scale must be valid, not only this one
+    if resolved[scale]["experiment"] != exp:
+        raise ParamsError(f"{path}: experiment: {resolved[scale]['experiment']!r} must equal the file name {exp!r}")
+    return resolved[scale]
+
+
+def _resolve(path: Path, scale: str) -> dict:
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise ParamsError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ParamsError(f"{path}: must be a mapping of keys to values")
+    scales = raw.pop("scales", {}) or {}
+    unknown = sorted(set(scales) - set(SCALES))
+    if unknown:
+        raise ParamsError(f"{path}: scales.{unknown[0]}: unknown scale; allowed: {', '.join(SCALES)}")
+    merged = deep_merge(raw, scales.get(scale) or {})
+    try:
+        model = Experiment(**merged)
+    except ValidationError as exc:
+        lines = [_explain(e, merged) for e in exc.errors()]
+        raise ParamsError(f"{path} [scale {scale}]: " + "; ".join(lines)) from None
+    out = model.model_dump()
+    out["scale"] = scale
+    out["params_file"] = str(path)
+    return out

@@ -1,0 +1,135 @@
+"""The schema of an experiment's params file (params/<exp>.yaml), checked before anything starts.
+
+A file holds the experiment at the seed's own ("paper") scale, plus `scales:` with partial
+overrides for `smoke` and `default`; every scale is validated in full. Unknown keys are errors,
+not warnings: a misspelt knob must never silently fall back to a default.
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SCALES = ("smoke", "default", "paper")
+ROLES = ("btree", "lsm", "mmap", "fractal", "memory")
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class WiredTigerOptions(Strict):
+    table_type: Literal["btree", "lsm"] = "btree"
+    cache_size_mb: int = Field(256, ge=1)
+    block_compressor: Literal["none", "snappy", "zstd"] = "snappy"
+    log: bool = True
+    checkpoint_s: int = Field(60, ge=1)
+    oplog: bool = False
+    oplog_size_mb: int = Field(1024, ge=1)
+
+
+class RocksDBOptions(Strict):
+    cache_size_mb: int = Field(256, ge=1)
+    compression: Literal["none", "snappy", "zstd", "lz4"] = "snappy"
+    max_background_jobs: int = Field(2, ge=1)
+    oplog: bool = False
+    oplog_size_mb: int = Field(1024, ge=1)
+
+
+class LMDBOptions(Strict):
+    map_size_gb: int = Field(64, ge=1)
+    readahead: bool = False
+    oplog: bool = False
+    oplog_size_mb: int = Field(1024, ge=1)
+
+
+ENGINE_OPTIONS = {"wiredtiger": WiredTigerOptions, "rocksdb": RocksDBOptions, "lmdb": LMDBOptions}
+
+
+class System(Strict):
+    label: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    role: Literal["btree", "lsm", "mmap", "fractal", "memory"]
+    engine: Literal["wiredtiger", "rocksdb", "lmdb"]
+    options: dict = Field(default_factory=dict)
+    # False: load only, as the post's op0 setups appear only in its load table.
+    measure_requests: bool = True
+
+    @model_validator(mode="after")
+    def _check_options(self):
+        # Validated against the engine's own option model, so an error names the engine's keys.
+        self.options = ENGINE_OPTIONS[self.engine](**self.options).model_dump()
+        return self
+
+
+class LinkBenchWorkload(Strict):
+    name: Literal["linkbench"]
+    maxid1: int = Field(ge=2)
+    startid1: int = Field(1, ge=1)
+    link_type_count: int = Field(2, ge=1)
+    load_batch: int = Field(1024, ge=1)
+    chunk_size: int = Field(2048, ge=1)
+    seed: int = 1
+
+    @model_validator(mode="after")
+    def _range(self):
+        if self.maxid1 <= self.startid1:
+            raise ValueError(f"maxid1 ({self.maxid1}) must be greater than startid1 ({self.startid1})")
+        return self
+
+
+class Phases(Strict):
+    loaders: int = Field(ge=1, le=256)
+    requesters: int = Field(ge=1, le=1024)
+    load_interval_s: float = Field(10, gt=0)
+    quiesce_s: float = Field(5, ge=0)
+    warmup_s: float = Field(0, ge=0)
+    interval_s: float = Field(gt=0)
+    intervals: int = Field(ge=1)
+    max_errors: int = Field(100, ge=0)
+
+
+class Metrics(Strict):
+    sample_s: float = Field(1.0, gt=0, le=60)
+
+
+class Memory(Strict):
+    limit_mb: int | None = Field(None, ge=16)
+    enforce: Literal["required", "best_effort"] = "best_effort"
+
+
+class Storage(Strict):
+    profile: Literal["none", "disk", "ssd"] = "none"
+
+
+class Resources(Strict):
+    memory: Memory = Field(default_factory=Memory)
+    storage: Storage = Field(default_factory=Storage)
+
+
+class Reference(Strict):
+    table: str
+    config: str
+
+
+class Experiment(Strict):
+    experiment: str
+    notebook: Literal["linkbench", "iibench", "sysbench", "tokumx", "flashback"]
+    title: str
+    question: str
+    seed: str
+    reference: Reference
+    workload: LinkBenchWorkload
+    phases: Phases
+    metrics: Metrics = Field(default_factory=Metrics)
+    resources: Resources = Field(default_factory=Resources)
+    systems: list[System] = Field(min_length=1)
+    keep_data: bool = False
+
+    @field_validator("systems")
+    @classmethod
+    def _unique_labels(cls, systems):
+        labels = [s.label for s in systems]
+        duplicates = sorted({l for l in labels if labels.count(l) > 1})
+        if duplicates:
+            raise ValueError(f"system labels must be unique; repeated: {', '.join(duplicates)}")
+        return systems

@@ -1,0 +1,110 @@
+"""A run's folder: data/results/<exp>/<YYYYMMDD-HHMMSS>-<host>/, created once, never reused.
+
+manifest.json carries the provenance (DESIGN §8) and each system's status; intervals.parquet,
+ops.parquet and samples.parquet are the tidy tables; <system>/ keeps the runner's raw events,
+samples, spec and log. The manifest is rewritten as systems finish, so an interrupted run still
+says what it measured.
+"""
+from __future__ import annotations
+
+import json
+import socket
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import polars as pl
+
+from ..paths import results_dir, scratch_dir
+from .provenance import git_state, host_facts, package_versions
+from .tables import interval_row, op_rows
+
+
+class RunFolder:
+    def __init__(self, path: Path, manifest: dict):
+        self.path = path
+        self.manifest = manifest
+        self.systems: dict[str, dict] = {}
+        self.interval_rows: list[dict] = []
+        self.op_rows: list[dict] = []
+        self.sample_rows: list[dict] = []
+
+    @property
+    def run_id(self) -> str:
+        return self.path.name
+
+    @classmethod
+    def create(cls, params: dict, target: dict, banner: list[str]) -> "RunFolder":
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
+        host = socket.gethostname().split(".")[0] or "host"
+        base = results_dir() / params["experiment"]
+        base.mkdir(parents=True, exist_ok=True)
+        for n in range(1, 1000):
+            name = f"{stamp}-{host}" + ("" if n == 1 else f"-{n}")
+            try:
+                (base / name).mkdir()  # atomic: two runs never share a folder
+                break
+            except FileExistsError:
+                continue
+        else:
+            raise RuntimeError(f"could not create a new results folder under {base}")
+        scratch = scratch_dir()
+        scratch.mkdir(parents=True, exist_ok=True)
+        manifest = {
+            "run_id": name, "experiment": params["experiment"], "scale": params["scale"],
+            "status": "running", "started_at": datetime.now(timezone.utc).isoformat(), "finished_at": None,
+            "target": {k: v for k, v in target.items() if k != "banner"}, "banner": banner,
+            "params": params, "git": git_state(), "packages": package_versions(),
+            "host": host_facts(scratch), "resources": {"memory_limit": "not enforced", "storage_profile": "not enforced"},
+            "systems": {},
+        }
+        folder = cls(base / name, manifest)
+        folder.write_manifest()
+        return folder
+
+    def system_dir(self, label: str) -> Path:
+        path = self.path / label
+        path.mkdir(exist_ok=True)
+        return path
+
+    @staticmethod
+    def write_jsonl(path: Path, rows: list[dict]) -> None:
+        with open(path, "w") as fh:
+            for row in rows:
+                fh.write(json.dumps(row) + "\n")
+
+    def write_manifest(self) -> None:
+        tmp = self.path / "manifest.json.tmp"
+        tmp.write_text(json.dumps(self.manifest, indent=2, default=str))
+        tmp.replace(self.path / "manifest.json")
+
+    def record_system(self, result: dict) -> None:
+        label, events, samples = result["label"], result["events"], result.get("samples", [])
+        for event in events:
+            if event.get("event") == "interval":
+                self.interval_rows.append(interval_row(label, event, samples))
+                self.op_rows.extend(op_rows(label, event))
+        self.sample_rows.extend({"system": label, **s} for s in samples)
+        by_kind = {}
+        for event in events:
+            by_kind.setdefault(event["event"], []).append(event)
+        info = (by_kind.get("store_info") or [{}])[0]
+        self.systems[label] = {
+            "status": result["status"], "error": result["error"],
+            "engine": info.get("engine"), "version": info.get("version"), "engine_config": info.get("config"),
+            "transactions": info.get("atomic"), "device": result.get("device"),
+            "sampler_cpu_s": result.get("sampler_cpu_s"),
+            "load_verified": (by_kind.get("load_verified") or [None])[0],
+            "consistency": (by_kind.get("consistency") or [None])[0],
+            "phases": [{k: v for k, v in e.items() if k != "event"} for e in by_kind.get("phase_end", [])],
+        }
+        self.manifest["systems"] = self.systems
+        self.write_manifest()
+
+    def finish(self, status: str) -> None:
+        for name, rows in (("intervals", self.interval_rows), ("ops", self.op_rows), ("samples", self.sample_rows)):
+            if rows:
+                pl.DataFrame(rows, infer_schema_length=None).write_parquet(self.path / f"{name}.parquet")
+        self.manifest["status"] = status
+        self.manifest["finished_at"] = datetime.now(timezone.utc).isoformat()
+        self.write_manifest()

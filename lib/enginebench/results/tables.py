@@ -1,0 +1,65 @@
+"""Tidy tables of one system's run, built from the runner's events and the OS samples.
+
+intervals: one row per (system, phase, interval) with op totals and per-op OS metrics.
+ops:       one row per (system, phase, interval, op type) with latency percentiles (HdrHistogram).
+samples:   the raw OS samples, one row per sample time.
+"""
+from __future__ import annotations
+
+import base64
+
+from hdrh.histogram import HdrHistogram
+
+from ..metrics.normalize import interval_metrics, per_op
+
+PERCENTILES = (("p50_us", 50.0), ("p95_us", 95.0), ("p99_us", 99.0), ("p999_us", 99.9))
+LOAD_NORMALISER_OP = "LOAD_NODE_BULK"  # the post divides load metrics by node inserts
+
+
+def decode_histogram(encoded: str | None) -> HdrHistogram | None:
+    return HdrHistogram.decode(base64.b64decode(encoded)) if encoded else None
+
+
+def op_rows(system: str, event: dict) -> list[dict]:
+    rows = []
+    for op, stats in event["ops"].items():
+        hist = decode_histogram(stats["hist"])
+        row = {"system": system, "phase": event["phase"], "interval": event["interval"], "op": op,
+               "count": stats["count"], "items": stats["items"], "errors": stats["errors"],
+               "op_cpu_s": stats["cpu_ns"] / 1e9,
+               "mean_us": hist.get_mean_value() if hist else None,
+               "max_us": hist.get_max_value() if hist else None, "hist": stats["hist"]}
+        for name, pct in PERCENTILES:
+            row[name] = hist.get_value_at_percentile(pct) if hist else None
+        rows.append(row)
+    return rows
+
+
+def interval_row(system: str, event: dict, samples: list[dict]) -> dict:
+    seconds = event["t_end"] - event["t_start"]
+    ops = event["ops"]
+    requests = sum(s["count"] for s in ops.values())
+    items = sum(s["items"] for s in ops.values())
+    op_cpu_s = sum(s["cpu_ns"] for s in ops.values()) / 1e9
+    thread_cpu_s = event["thread_cpu_ns"] / 1e9
+    deltas = interval_metrics(samples, event["t_start"], event["t_end"])
+    if event["phase"] == "load":
+        # Load: the rate counts documents inserted into every collection; per-op figures are
+        # per node inserted, as in the post's load tables.
+        numerator = items
+        normaliser = ops.get(LOAD_NORMALISER_OP, {}).get("items", 0) or None
+    else:
+        numerator, normaliser = requests, None
+    row = {"system": system, "phase": event["phase"], "interval": event["interval"],
+           "t_start": event["t_start"], "t_end": event["t_end"], "seconds": seconds,
+           "requests": requests, "items": items, "ops": numerator,
+           "per_op_denominator": normaliser if normaliser is not None else numerator,
+           # Client CPU: worker-thread CPU outside the timed store calls (generating the workload).
+           "client_cpu_s": max(0.0, thread_cpu_s - op_cpu_s), "op_cpu_s": op_cpu_s}
+    row.update(deltas)
+    row.update(per_op(deltas, numerator, seconds, normaliser))
+    denominator = row["per_op_denominator"]
+    row["client_cpu_us_per_op"] = row["client_cpu_s"] * 1e6 / denominator if denominator else None
+    for key, value in (event.get("engine") or {}).items():
+        row[f"engine.{key}"] = value
+    return row

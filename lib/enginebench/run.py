@@ -1,0 +1,214 @@
+"""One experiment, end to end: validate params, run each system in its own process, sample it,
+and keep everything in a new, never-overwritten results folder (DESIGN §2, §5, §8).
+
+The notebook calls `run(exp, scale, target)`; `python -m enginebench run EXP` does the same
+headless. Interrupting (SIGINT or SIGTERM) stops the current system's runner cleanly, keeps
+everything measured so far and marks the run aborted.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+from .metrics.sampler import Sampler
+from .params import load_params
+from .paths import scratch_dir
+from .results.rundir import RunFolder
+from .targets import resolve_target
+from .workloads import build_workload
+
+TARGETS = ("auto", "embedded", "mongod")
+STOP_GRACE_S = 60
+
+
+class RunAborted(KeyboardInterrupt):
+    """The run was interrupted; its folder is kept and marked aborted."""
+
+
+def _die_with_parent() -> None:
+    # The runner must not outlive the parent (e.g. a killed notebook kernel): PR_SET_PDEATHSIG.
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(1, signal.SIGTERM)
+
+
+def check_resources(params: dict) -> list[str]:
+    """What the resource profile asks for that this version cannot enforce. Errors out when the
+    params require enforcement; otherwise returns banner lines for the report."""
+    memory, storage = params["resources"]["memory"], params["resources"]["storage"]
+    missing = []
+    if memory["limit_mb"] is not None:
+        missing.append(f"memory limit of {memory['limit_mb']} MB")
+    if storage["profile"] != "none":
+        missing.append(f"storage profile {storage['profile']!r}")
+    if missing and memory["enforce"] == "required":
+        raise RuntimeError(f"{params['params_file']}: resources: {' and '.join(missing)} cannot be enforced by "
+                           "this version (resource profiles are not available yet) and "
+                           "resources.memory.enforce is 'required'; nothing was started")
+    return [f"Not enforced: {m} (resource profiles are not available in this version)." for m in missing]
+
+
+class Progress:
+    """tqdm bars on a terminal or notebook; one plain line per interval when headless."""
+
+    def __init__(self, label: str):
+        self.label = label
+        self.bar = None
+        self.plain = not sys.stderr.isatty() and "ipykernel" not in sys.modules
+
+    def phase(self, name: str, total: float | None, unit: str) -> None:
+        self.close()
+        if not self.plain:
+            from tqdm.auto import tqdm
+            self.bar = tqdm(total=total, desc=f"{self.label} {name}", unit=unit, leave=True)
+
+    def advance(self, amount: float, line: str) -> None:
+        if self.bar is not None:
+            self.bar.update(amount)
+            self.bar.set_postfix_str(line, refresh=False)
+        else:
+            print(f"[{self.label}] {line}", file=sys.stderr, flush=True)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, stop_flag: threading.Event) -> dict:
+    label = system["label"]
+    sys_dir = folder.system_dir(label)
+    data_dir = scratch_dir() / params["experiment"] / folder.run_id / label
+    if data_dir.exists():
+        shutil.rmtree(data_dir)
+    data_dir.mkdir(parents=True)
+    phases = dict(params["phases"])
+    if not system.get("measure_requests", True):
+        phases["intervals"] = 0
+    spec = {"system": {**system, "target": target["kind"]}, "data_dir": str(data_dir),
+            "workload": {"name": params["workload"]["name"],
+                         "params": {k: v for k, v in params["workload"].items() if k != "name"}},
+            "phases": phases}
+    spec_path = sys_dir / "spec.json"
+    spec_path.write_text(json.dumps(spec, indent=2))
+    expected = build_workload(spec["workload"]).expected_after_load()
+
+    events_path = sys_dir / "events.jsonl"
+    stderr = open(sys_dir / "runner.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "enginebench.runner.child", str(spec_path)],
+                            stdout=subprocess.PIPE, stderr=stderr, text=True, preexec_fn=_die_with_parent)
+    sampler = Sampler([proc.pid], data_dir, params["metrics"]["sample_s"])
+    sampler.start()
+    progress = Progress(label)
+    result = {"label": label, "status": "running", "events": [], "error": None}
+    interrupted = False
+    try:
+        with open(events_path, "w") as events_file:
+            for line in proc.stdout:
+                events_file.write(line)
+                events_file.flush()
+                event = json.loads(line)
+                result["events"].append(event)
+                _show(progress, event, expected, phases)
+                if stop_flag.is_set() and proc.poll() is None:
+                    proc.send_signal(signal.SIGTERM)
+        proc.wait()
+    except BaseException:
+        # Interrupted while reading: stop the runner (it closes the engine), keep what it sent.
+        interrupted = True
+        _stop(proc)
+        raise
+    finally:
+        progress.close()
+        sampler.stop()
+        stderr.close()
+        samples = sampler.samples
+        folder.write_jsonl(sys_dir / "samples.jsonl", samples)
+        result["samples"] = samples
+        result["sampler_cpu_s"] = sampler.cpu_s
+        result["device"] = sampler.device.name if sampler.device else None
+        if not params.get("keep_data"):
+            shutil.rmtree(data_dir, ignore_errors=True)
+        last = result["events"][-1] if result["events"] else {}
+        if last.get("event") == "done":
+            result["status"] = last["status"]
+        elif last.get("event") == "failed":
+            result["status"], result["error"] = "failed", last["error"]
+        else:
+            result["status"] = "aborted" if (interrupted or stop_flag.is_set()) else "failed"
+            result["error"] = ("interrupted" if result["status"] == "aborted" else
+                               f"runner exited with code {proc.returncode}; see {sys_dir / 'runner.log'}")
+        folder.record_system(result)
+    return result
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(STOP_GRACE_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _show(progress: Progress, event: dict, expected: dict, phases: dict) -> None:
+    kind = event["event"]
+    if kind == "phase_start":
+        if event["phase"] == "load":
+            progress.phase("load", sum(expected.values()), "docs")
+        elif event["phase"] in ("run", "warmup"):
+            progress.phase(event["phase"], event["duration_s"], "s")
+    elif kind == "interval":
+        seconds = event["t_end"] - event["t_start"]
+        count = sum(o["count"] for o in event["ops"].values())
+        items = sum(o["items"] for o in event["ops"].values())
+        if event["phase"] == "load":
+            progress.advance(items, f"load interval {event['interval']}: {items / max(seconds, 1e-9):,.0f} docs/s")
+        else:
+            progress.advance(seconds, f"{event['phase']} interval {event['interval'] + 1}: "
+                                      f"{count / max(seconds, 1e-9):,.0f} ops/s")
+    elif kind in ("load_verified", "consistency", "failed"):
+        summary = {k: v for k, v in event.items() if k not in ("event", "traceback", "examples")}
+        progress.advance(0, f"{kind}: {summary}")
+
+
+def run(exp: str, scale: str = "default", target: str = "auto") -> Path:
+    """Run an experiment; returns its results folder (status in its manifest.json)."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}; allowed: {', '.join(TARGETS)}")
+    params = load_params(exp, scale)
+    banner = check_resources(params)
+    resolved = resolve_target(target)
+    banner = resolved["banner"] + banner
+    folder = RunFolder.create(params, resolved, banner)
+    stop_flag = threading.Event()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        def on_term(signum, _frame):
+            stop_flag.set()
+            raise RunAborted(f"received {signal.Signals(signum).name}")
+        previous = signal.signal(signal.SIGTERM, on_term)
+    status = "complete"
+    try:
+        for system in params["systems"]:
+            result = _run_system(folder, params, system, resolved, stop_flag)
+            if result["status"] == "aborted":
+                status = "aborted"
+                break
+    except KeyboardInterrupt:
+        stop_flag.set()
+        status = "aborted"
+        raise RunAborted(f"interrupted; what was measured is kept in {folder.path}") from None
+    finally:
+        if status != "aborted" and any(r["status"] != "complete" for r in folder.systems.values()):
+            status = "failed"
+        folder.finish(status)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    return folder.path

@@ -1,0 +1,77 @@
+"""The runner process for one system: opens the store, runs the phases, reports events.
+
+    python -m enginebench.runner.child SPEC.json
+
+For an embedded system this process *is* the database server (the engine runs in it, with the
+worker threads), so the parent can place it in a resource profile and sample it from outside.
+Every event is one JSON line on stdout; the parent keeps them, so whatever was measured before a
+failure or an interrupt survives it. SIGINT/SIGTERM stop the workers and close the engine cleanly.
+"""
+from __future__ import annotations
+
+import json
+import signal
+import sys
+import threading
+import time
+import traceback
+
+from ..stores import open_embedded
+from ..workloads import build_workload
+
+
+def _emitter():
+    lock = threading.Lock()
+    out = sys.stdout
+
+    def emit(event: dict) -> None:
+        line = json.dumps(event, default=str)
+        with lock:
+            out.write(line + "\n")
+            out.flush()
+    return emit
+
+
+def open_store(spec: dict):
+    system = spec["system"]
+    if system["target"] == "embedded":
+        return open_embedded(system["engine"], spec["data_dir"], system["options"])
+    from ..stores.mongo import MongoStore
+    return MongoStore(spec["uri"], spec.get("database", "enginebench"))
+
+
+def main(argv: list[str]) -> int:
+    spec = json.loads(open(argv[0]).read())
+    emit = _emitter()
+    abort = threading.Event()
+
+    def on_signal(signum, _frame):
+        emit({"event": "signal", "signal": signal.Signals(signum).name, "t": time.time()})
+        abort.set()
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGINT, on_signal)
+
+    store = None
+    try:
+        store = open_store(spec)
+        info = store.info()
+        emit({"event": "store_info", "engine": info.engine, "version": info.version, "config": info.config,
+              "atomic": store.atomic})
+        workload = build_workload(spec["workload"])
+        status = workload.run_plan(store, spec["phases"], emit, abort)
+        emit({"event": "done", "status": status, "t": time.time()})
+        return 0 if status == "complete" else 3
+    except Exception as exc:
+        emit({"event": "failed", "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(),
+              "t": time.time()})
+        return 2
+    finally:
+        if store is not None:
+            try:
+                store.close()
+            except Exception as exc:  # the run's result stands; the close failure is reported
+                emit({"event": "close_failed", "error": str(exc)})
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

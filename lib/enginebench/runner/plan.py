@@ -1,0 +1,55 @@
+"""The common experiment plan: load, verify, quiesce, warm up, measure, check.
+
+Workloads that follow it provide: setup(store), load_threads(n), expected_after_load(),
+requester(i, n) with next() -> (op, fn(store)), and check(store) -> dict.
+"""
+from __future__ import annotations
+
+import threading
+import time
+
+from .phases import run_phase
+
+
+def request_loop(requester):
+    """A worker callable that issues the requester's operations until the phase stops it."""
+    def work(store, rec, stop: threading.Event):
+        while not stop.is_set():
+            op, fn = requester.next()
+            rec.call(op, fn, store)
+    return work
+
+
+def load_then_measure(workload, store, phases: dict, emit, abort: threading.Event) -> str:
+    workload.setup(store)
+    load = run_phase("load", workload.load_threads(phases["loaders"]), store, emit,
+                     interval_s=phases["load_interval_s"], duration_s=None, abort=abort,
+                     max_errors=0, engine_stats=store.stats)
+    if load["aborted"]:
+        return "aborted"
+
+    expected = workload.expected_after_load()
+    found = {name: store.count(name, None) for name in expected}
+    emit({"event": "load_verified", "expected": expected, "found": found, "ok": expected == found})
+
+    started = time.time()
+    store.checkpoint()
+    time.sleep(phases["quiesce_s"])
+    emit({"event": "quiesce", "seconds": time.time() - started, "checkpoint": True})
+
+    n = phases["requesters"]
+    workers = [request_loop(workload.requester(i, n)) for i in range(n)]
+    if phases["warmup_s"] > 0:
+        warm = run_phase("warmup", workers, store, emit, interval_s=phases["warmup_s"],
+                         duration_s=phases["warmup_s"], abort=abort, max_errors=phases["max_errors"])
+        if warm["aborted"]:
+            return "aborted"
+    run = run_phase("run", workers, store, emit, interval_s=phases["interval_s"],
+                    duration_s=phases["interval_s"] * phases["intervals"], abort=abort,
+                    max_errors=phases["max_errors"], engine_stats=store.stats)
+    if run["aborted"]:
+        return "aborted"
+    started = time.time()
+    result = workload.check(store)
+    emit({"event": "consistency", **result, "seconds": time.time() - started, "atomic": store.atomic})
+    return "complete"

@@ -1,0 +1,137 @@
+"""Per-thread operation recording: HdrHistograms per interval and op type, merged exactly.
+
+Each worker thread owns one Recorder, so recording takes no shared lock. An operation belongs to
+the interval in which it completes. The phase's coordinator closes an interval once it has ended
+and takes every recorder's share of it; an op that completes in an interval already closed is
+counted in the next one, so none is lost.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+
+from hdrh.histogram import HdrHistogram
+
+LOWEST_US, HIGHEST_US, DIGITS = 1, 3600 * 1_000_000, 3
+
+
+def new_histogram() -> HdrHistogram:
+    return HdrHistogram(LOWEST_US, HIGHEST_US, DIGITS)
+
+
+@dataclass
+class OpStats:
+    histogram: HdrHistogram = field(default_factory=new_histogram)
+    items: int = 0       # documents written or returned, as the op reports them
+    errors: int = 0
+    cpu_ns: int = 0      # this thread's CPU time inside the op (store + engine work)
+
+    def merge(self, other: "OpStats") -> None:
+        self.histogram.add(other.histogram)
+        self.items += other.items
+        self.errors += other.errors
+        self.cpu_ns += other.cpu_ns
+
+
+@dataclass
+class IntervalShare:
+    ops: dict[str, OpStats] = field(default_factory=dict)
+    thread_cpu_ns: int = 0  # all CPU of the worker thread in the interval (client + op)
+
+    def merge(self, other: "IntervalShare") -> None:
+        for name, stats in other.ops.items():
+            mine = self.ops.get(name)
+            if mine is None:
+                self.ops[name] = stats
+            else:
+                mine.merge(stats)
+        self.thread_cpu_ns += other.thread_cpu_ns
+
+
+class PhaseClock:
+    """Interval boundaries of one phase: interval k covers [start + k*length, start + (k+1)*length)."""
+
+    def __init__(self, start: float, interval_s: float):
+        self.start, self.length = start, interval_s
+
+    def index(self, t: float) -> int:
+        return max(0, int((t - self.start) // self.length))
+
+    def bounds(self, k: int) -> tuple[float, float]:
+        return self.start + k * self.length, self.start + (k + 1) * self.length
+
+
+class Recorder:
+    def __init__(self, clock: PhaseClock, max_errors: int = 100):
+        self.clock = clock
+        self.lock = threading.Lock()
+        self.shares: dict[int, IntervalShare] = {}
+        self.closed_upto = -1
+        self._cpu_mark = time.thread_time_ns()
+        self._cpu_interval = 0
+        self.max_errors = max_errors
+        self.total_errors = 0
+        self.last_error: str | None = None
+
+    def _share(self, k: int) -> IntervalShare:
+        share = self.shares.get(k)
+        if share is None:
+            share = self.shares[k] = IntervalShare()
+        return share
+
+    def call(self, op: str, fn, *args, items: int | None = None):
+        """Run fn(*args) timed; record latency, CPU and items (fn's int result when items is None)."""
+        cpu0 = time.thread_time_ns()
+        t0 = time.perf_counter_ns()
+        error = None
+        try:
+            result = fn(*args)
+        except Exception as exc:  # counted; the caller decides whether to go on
+            result, error = None, exc
+        t1 = time.perf_counter_ns()
+        cpu1 = time.thread_time_ns()
+        if items is None:
+            items = result if isinstance(result, int) else (len(result) if isinstance(result, list) else 0)
+        self._record(op, (t1 - t0) // 1000, cpu1 - cpu0, items, error is not None, cpu1)
+        if error is not None:
+            self.total_errors += 1
+            self.last_error = f"{op}: {type(error).__name__}: {error}"
+            if self.total_errors > self.max_errors:
+                raise RuntimeError(f"more than {self.max_errors} failed operations; last: {self.last_error}") from error
+        return result
+
+    def _record(self, op: str, latency_us: int, cpu_ns: int, items: int, failed: bool, cpu_now: int) -> None:
+        k = self.clock.index(time.time())
+        with self.lock:
+            if k <= self.closed_upto:
+                k = self.closed_upto + 1
+            if k != self._cpu_interval:
+                # The thread's CPU since the last mark belongs to the interval it was spent in.
+                self._share(self._cpu_interval if self._cpu_interval > self.closed_upto else k).thread_cpu_ns += cpu_now - self._cpu_mark
+                self._cpu_mark, self._cpu_interval = cpu_now, k
+            share = self._share(k)
+            stats = share.ops.get(op)
+            if stats is None:
+                stats = share.ops[op] = OpStats()
+            stats.histogram.record_value(min(max(latency_us, LOWEST_US), HIGHEST_US))
+            stats.items += items
+            stats.errors += failed
+            stats.cpu_ns += cpu_ns
+
+    def finish_thread(self) -> None:
+        """Called by the worker thread when it stops: account its remaining CPU."""
+        now = time.thread_time_ns()
+        with self.lock:
+            k = max(self._cpu_interval, self.closed_upto + 1)
+            self._share(k).thread_cpu_ns += now - self._cpu_mark
+            self._cpu_mark = now
+
+    def take(self, upto: int) -> dict[int, IntervalShare]:
+        """Remove and return the shares of intervals <= upto (called by the coordinator)."""
+        with self.lock:
+            taken = {k: s for k, s in self.shares.items() if k <= upto}
+            for k in taken:
+                del self.shares[k]
+            self.closed_upto = max(self.closed_upto, upto)
+            return taken

@@ -1,0 +1,313 @@
+"""The LinkBench workload: graph load, request mix, and the count consistency check.
+
+Load (spec §2): `loaders` threads take 2048-id chunks of [startid1, maxid1), highest first, and
+write links and counts in batches of `load_batch`; one more thread inserts the nodes. Requests
+(spec §3): each requester draws an operation from LinkBench's FB mix and its arguments from the
+shuffled Zipf access distributions.
+"""
+from __future__ import annotations
+
+import math
+import queue
+import random
+import time
+from collections import Counter
+from dataclasses import dataclass
+
+from bson import ObjectId
+
+from ...runner.plan import load_then_measure
+from ...stores.base import Store
+from . import operations as ops
+from .distributions import (NLINKS_SEED, NODE_SEED, UNCORR_SEED, AccessChooser, BlendedChooser,
+                            LinkCounts, MotifData, geometric_multiget, lognormal_size)
+
+DEFAULT_LINK_TYPE = 123456789
+
+# (op, percent) in LinkBench's cumulative order (FBWorkload.properties).
+OP_MIX = (("ADD_LINK", 8.9886601), ("DELETE_LINK", 2.9907664), ("UPDATE_LINK", 8.0122125),
+          ("COUNT_LINK", 4.8863567), ("MULTIGET_LINK", 0.5261142), ("GET_LINKS_LIST", 50.7119145),
+          ("ADD_NODE", 2.5732789), ("UPDATE_NODE", 7.366437), ("DELETE_NODE", 1.0115914),
+          ("GET_NODE", 12.9326683))
+OP_NAMES = tuple(name for name, _ in OP_MIX)
+LOAD_OPS = ("LOAD_NODE_BULK", "LOAD_LINKS_BULK", "LOAD_COUNTS_BULK")
+# Probability that the id2 of a single-link op hits an existing link (ID2Chooser's pExist).
+P_EXIST = {"ADD_LINK": 0.05, "UPDATE_LINK": 0.9, "DELETE_LINK": 0.9, "MULTIGET_LINK": 0.5}
+HISTORY_PCT = 0.3        # getlinklist_history
+TAIL_CACHE_SIZE = 2048
+
+
+@dataclass(frozen=True)
+class LinkBenchConfig:
+    maxid1: int
+    startid1: int = 1
+    link_type_count: int = 2
+    load_batch: int = 1024
+    chunk_size: int = 2048
+    seed: int = 1
+    link_datasize: float = 8.0
+    node_datasize: float = 128.0
+
+
+class LinkBench:
+    name = "linkbench"
+    load_ops = LOAD_OPS
+    request_ops = OP_NAMES
+
+    def __init__(self, config: LinkBenchConfig):
+        self.cfg = config
+        self.n = config.maxid1 - config.startid1
+        self.link_types = [DEFAULT_LINK_TYPE + i for i in range(config.link_type_count)]
+        self.counts = LinkCounts(config.startid1, config.maxid1, config.link_type_count)
+        start, n = config.startid1, self.n
+        uncorrelated = AccessChooser(start, n, UNCORR_SEED, 0.8)
+        # 99.5% of link reads and writes draw from the uncorrelated Zipf(0.8); LinkBench reads its
+        # write settings from the read_uncorr_ prefix, so writes blend the same way (spec §3.4).
+        self.link_reads = BlendedChooser(uncorrelated, AccessChooser(start, n, NLINKS_SEED, 0.8), 99.5)
+        self.link_writes = BlendedChooser(uncorrelated, AccessChooser(start, n, NLINKS_SEED, 0.741), 99.5)
+        self.node_reads = AccessChooser(start, n, NODE_SEED, 0.625)
+        self.node_updates = AccessChooser(start, n, NODE_SEED, 0.606)
+        self.node_deletes = AccessChooser(start, n, NODE_SEED, None)
+
+    # -- schema and expected sizes --------------------------------------------------------
+    def setup(self, store: Store) -> None:
+        ops.create_schema(store)
+
+    def expected_after_load(self) -> dict:
+        """Documents the load must leave: every node, the links of the degree model, one count
+        row per (id1, type) with links."""
+        links = rows = 0
+        step = 1 << 20
+        for lo in range(self.cfg.startid1, self.cfg.maxid1, step):
+            ids = range(lo, min(lo + step, self.cfg.maxid1))
+            per_type = self.counts.per_type(self.counts.total(list(ids)))
+            links += int(per_type.sum())
+            rows += int((per_type > 0).sum())
+        return {"node": self.n, "link": links, "count": rows}
+
+    # -- load -----------------------------------------------------------------------------
+    def load_threads(self, loaders: int):
+        """Callables fn(store, recorder, stop) for `loaders` link threads and one node thread."""
+        chunks: queue.Queue = queue.Queue()
+        starts = list(range(self.cfg.startid1, self.cfg.maxid1, self.cfg.chunk_size))
+        for start in reversed(starts):  # highest ids first, as LinkBench queues them
+            chunks.put(start)
+        threads = [lambda store, rec, stop, i=i: self._load_links(store, rec, stop, chunks, i)
+                   for i in range(loaders)]
+        threads.append(lambda store, rec, stop: self._load_nodes(store, rec, stop))
+        return threads
+
+    def _load_links(self, store, rec, stop, chunks: queue.Queue, thread_index: int) -> None:
+        links, counts = [], []
+        batch = self.cfg.load_batch
+        now_ms = int(time.time() * 1000)
+        while not stop.is_set():
+            try:
+                start = chunks.get_nowait()
+            except queue.Empty:
+                break
+            rng = random.Random(f"{self.cfg.seed}/links/{start}")
+            datagen = MotifData(rng, 32, 100, 0.225)
+            ids = list(range(start, min(start + self.cfg.chunk_size, self.cfg.maxid1)))
+            per_type = self.counts.per_type(self.counts.total(ids))
+            for row, id1 in enumerate(ids):
+                for t, link_type in enumerate(self.link_types):
+                    nlinks = int(per_type[row, t])
+                    if not nlinks:
+                        continue
+                    newest = 0
+                    for j in range(nlinks):
+                        link_time = now_ms - (1 << 31) + rng.randrange(1 << 31)
+                        newest = max(newest, link_time)
+                        links.append({"_id": ObjectId(), "link_type": link_type, "id1": id1, "id2": id1 + j,
+                                      "visibility": ops.VISIBLE,
+                                      "data": datagen.make(rng, lognormal_size(rng, self.cfg.link_datasize, 1.0, 254)),
+                                      "time": link_time, "version": 0})
+                        if len(links) >= batch:
+                            rec.call("LOAD_LINKS_BULK", store.insert_many, ops.LINK, links, items=len(links))
+                            links = []
+                    counts.append({"_id": ObjectId(), "id": id1, "link_type": link_type, "count": nlinks,
+                                   "time": newest, "version": 0})
+                    if len(counts) >= batch:
+                        rec.call("LOAD_COUNTS_BULK", store.insert_many, ops.COUNT, counts, items=len(counts))
+                        counts = []
+        if links and not stop.is_set():
+            rec.call("LOAD_LINKS_BULK", store.insert_many, ops.LINK, links, items=len(links))
+        if counts and not stop.is_set():
+            rec.call("LOAD_COUNTS_BULK", store.insert_many, ops.COUNT, counts, items=len(counts))
+
+    def _load_nodes(self, store, rec, stop) -> None:
+        rng = random.Random(f"{self.cfg.seed}/nodes")
+        datagen = MotifData(rng, 50, 220, 0.63)
+        now_s = int(time.time())
+        batch = []
+        for node_id in range(self.cfg.startid1, self.cfg.maxid1):
+            if stop.is_set():
+                return
+            batch.append({"_id": node_id, "type": ops.NODE_TYPE, "version": 1, "time": now_s,
+                          "data": datagen.make(rng, lognormal_size(rng, self.cfg.node_datasize, 1.0, (1 << 20) - 1))})
+            if len(batch) >= self.cfg.load_batch:
+                rec.call("LOAD_NODE_BULK", store.insert_many, ops.NODE, batch, items=len(batch))
+                batch = []
+        if batch:
+            rec.call("LOAD_NODE_BULK", store.insert_many, ops.NODE, batch, items=len(batch))
+
+    # -- requests -------------------------------------------------------------------------
+    def requester(self, worker_index: int, n_workers: int) -> "Requester":
+        return Requester(self, worker_index, n_workers)
+
+    def run_plan(self, store: Store, phases: dict, emit, abort) -> str:
+        return load_then_measure(self, store, phases, emit, abort)
+
+    # -- consistency ----------------------------------------------------------------------
+    def check(self, store: Store) -> dict:
+        """Compare every count row with the number of visible links of its (id1, type)."""
+        visible: Counter = Counter()
+        for id1, link_type, visibility, *_ in store.iter_index(ops.LINK, ops.LINK_LIST.name):
+            if visibility == ops.VISIBLE:
+                visible[(id1, link_type)] += 1
+        mismatches = rows = 0
+        examples = []
+        seen = set()
+        for doc in store.scan(ops.COUNT, ops.COUNT_PK.name):
+            key = (doc["id"], doc["link_type"])
+            seen.add(key)
+            rows += 1
+            if doc.get("count", 0) != visible.get(key, 0):
+                mismatches += 1
+                if len(examples) < 5:
+                    examples.append({"id1": key[0], "link_type": key[1], "count": doc.get("count", 0),
+                                     "visible_links": visible.get(key, 0)})
+        missing = [k for k, v in visible.items() if v and k not in seen]
+        mismatches += len(missing)
+        for key in missing[:max(0, 5 - len(examples))]:
+            examples.append({"id1": key[0], "link_type": key[1], "count": None, "visible_links": visible[key]})
+        return {"count_rows": rows, "visible_links": sum(visible.values()), "mismatches": mismatches,
+                "examples": examples}
+
+
+class Requester:
+    """One request worker's generator: next() -> (op name, callable(store) -> items)."""
+
+    def __init__(self, lb: LinkBench, worker_index: int, n_workers: int):
+        self.lb = lb
+        self.rng = random.Random(f"{lb.cfg.seed}/requests/{worker_index}")
+        self.link_add = MotifData(self.rng, 32, 100, 0.225)
+        self.link_up = MotifData(self.rng, 32, 100, 0.225)
+        self.node_add = MotifData(self.rng, 50, 220, 0.63)
+        self.node_up = MotifData(self.rng, 50, 220, 0.63)
+        cumulative, total = [], 0.0
+        for name, pct in OP_MIX:
+            total += pct
+            cumulative.append((total, name))
+        if abs(total - 100.0) > 1e-5:
+            raise ValueError(f"LinkBench op mix sums to {total}, not 100")
+        self.cumulative = cumulative
+        # New node ids never collide between workers (or with loaded ids).
+        self._next_node = lb.cfg.maxid1 + worker_index
+        self._node_step = n_workers
+        self.tail_cache: dict[tuple[int, int], dict] = {}
+        self.history_queries = 0
+
+    def _op(self) -> str:
+        r = self.rng.random() * 100.0
+        for bound, name in self.cumulative:
+            if r <= bound:
+                return name
+        return self.cumulative[-1][1]
+
+    def _id2(self, id1: int, type_index: int, p_exist: float) -> int:
+        span = max(1, math.ceil(self.lb.counts.of(id1, type_index) / p_exist))
+        return id1 + self.rng.randrange(span)
+
+    def _link(self, op: str, datagen: MotifData) -> dict:
+        id1 = self.lb.link_writes.choose(self.rng)
+        t = self.rng.randrange(len(self.lb.link_types))
+        return {"link_type": self.lb.link_types[t], "id1": id1, "id2": self._id2(id1, t, P_EXIST[op]),
+                "visibility": ops.VISIBLE, "time": int(time.time() * 1000), "version": 0,
+                "data": datagen.make(self.rng, lognormal_size(self.rng, self.lb.cfg.link_datasize, 1.0, 254))}
+
+    def next(self):
+        op = self._op()
+        rng, lb = self.rng, self.lb
+        if op in ("ADD_LINK", "UPDATE_LINK"):
+            link = self._link(op, self.link_add if op == "ADD_LINK" else self.link_up)
+            return op, lambda store: ops.add_link(store, link)
+        if op == "DELETE_LINK":
+            id1 = lb.link_writes.choose(rng)
+            t = rng.randrange(len(lb.link_types))
+            id2 = self._id2(id1, t, P_EXIST[op])
+            link_type, now = lb.link_types[t], int(time.time() * 1000)
+            return op, lambda store: ops.delete_link(store, id1, link_type, id2, now)
+        if op == "COUNT_LINK":
+            id1, link_type = lb.link_reads.choose(rng), rng.choice(lb.link_types)
+            return op, lambda store: ops.count_links(store, id1, link_type)
+        if op == "MULTIGET_LINK":
+            return op, self._multiget()
+        if op == "GET_LINKS_LIST":
+            return self._get_links_list()
+        if op == "ADD_NODE":
+            node = {"_id": self._next_node, "type": ops.NODE_TYPE, "version": 1, "time": int(time.time()),
+                    "data": self.node_add.make(rng, lognormal_size(rng, lb.cfg.node_datasize, 1.0, (1 << 20) - 1))}
+            self._next_node += self._node_step
+            return op, lambda store: ops.add_node(store, node)
+        if op == "UPDATE_NODE":
+            node_id = lb.node_updates.choose(rng)
+            data = self.node_up.make(rng, lognormal_size(rng, lb.cfg.node_datasize, 1.0, (1 << 20) - 1))
+            now = int(time.time())
+            return op, lambda store: ops.update_node(store, node_id, 2, now, data)
+        if op == "DELETE_NODE":
+            node_id = lb.node_deletes.choose(rng)
+            return op, lambda store: ops.delete_node(store, node_id)
+        node_id = lb.node_reads.choose(rng)
+        return op, lambda store: int(ops.get_node(store, node_id) is not None)
+
+    def _multiget(self):
+        rng, lb = self.rng, self.lb
+        id1 = lb.link_reads.choose(rng)
+        t = rng.randrange(len(lb.link_types))
+        size = geometric_multiget(rng)
+        span = max(1, math.ceil(lb.counts.of(id1, t) / P_EXIST["MULTIGET_LINK"]))
+        if span <= size:
+            id2s = [id1 + j for j in range(size)]
+        else:
+            chosen: set[int] = set()
+            for _ in range(size):
+                for _attempt in range(100):  # re-draw duplicates, as ID2Chooser does
+                    candidate = id1 + rng.randrange(span)
+                    if candidate not in chosen:
+                        break
+                chosen.add(candidate)
+            id2s = sorted(chosen)
+        link_type = lb.link_types[t]
+        return lambda store: len(ops.multiget_links(store, id1, link_type, id2s))
+
+    def _get_links_list(self):
+        rng, lb = self.rng, self.lb
+        if self.tail_cache and rng.random() * 100 < HISTORY_PCT:
+            # History query: the page after the oldest link of a list that hit the limit. Its
+            # latency is recorded (LinkBench recorded 0 µs here, spec §3.3).
+            key = rng.choice(list(self.tail_cache))
+            oldest = self.tail_cache[key]
+            self.history_queries += 1
+
+            def history(store):
+                rows = ops.get_link_list(store, key[0], key[1], max_time=oldest["time"], offset=1)
+                self._remember_tail(key, rows, replace=True)
+                return len(rows)
+            return "GET_LINKS_LIST", history
+        id1, link_type = lb.link_reads.choose(rng), rng.choice(lb.link_types)
+
+        def get_list(store):
+            rows = ops.get_link_list(store, id1, link_type)
+            self._remember_tail((id1, link_type), rows, replace=False)
+            return len(rows)
+        return "GET_LINKS_LIST", get_list
+
+    def _remember_tail(self, key, rows, replace: bool) -> None:
+        if len(rows) >= ops.RANGE_LIMIT:
+            if key not in self.tail_cache and len(self.tail_cache) >= TAIL_CACHE_SIZE:
+                del self.tail_cache[self.rng.choice(list(self.tail_cache))]
+            self.tail_cache[key] = rows[-1]
+        elif replace:
+            self.tail_cache.pop(key, None)

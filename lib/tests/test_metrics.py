@@ -1,0 +1,69 @@
+import pytest
+
+from enginebench.metrics.normalize import interpolate, interval_metrics, per_op
+from enginebench.metrics.sampler import dir_size, process_counters
+
+
+def samples():
+    # Two seconds apart: 100 reads/s, 4 KiB each; 1.5 CPU s/s; 50 context switches/s.
+    return [{"t": 10.0 + 2 * i, "dev_reads": 200 * i, "dev_read_bytes": 819200 * i, "dev_writes": 10 * i,
+             "dev_write_bytes": 40960 * i, "cpu_user_s": 2.0 * i, "cpu_sys_s": 1.0 * i,
+             "ctx_switches": 100 * i, "proc_read_bytes": 0, "proc_write_bytes": 0,
+             "rss_bytes": (1 + i) << 20, "size_du_bytes": 1000 * i, "size_apparent_bytes": 900 * i}
+            for i in range(6)]
+
+
+def test_interpolation_between_and_beyond_samples():
+    s = samples()
+    assert interpolate(s, "dev_reads", 11.0) == pytest.approx(100)
+    assert interpolate(s, "dev_reads", 5.0) == 0
+    assert interpolate(s, "dev_reads", 99.0) == 1000
+    assert interpolate([], "dev_reads", 1.0) is None
+
+
+def test_interval_deltas_and_per_op_figures():
+    deltas = interval_metrics(samples(), 11.0, 17.0)  # 6 s
+    assert deltas["dev_reads"] == pytest.approx(600)
+    assert deltas["cpu_user_s"] + deltas["cpu_sys_s"] == pytest.approx(9.0)
+    assert deltas["rss_bytes"] == 4 << 20  # the peak of the samples inside the interval
+    assert deltas["size_du_bytes"] == 3000  # the last size sampled before the end
+    m = per_op(deltas, ops=1200, seconds=6.0)
+    assert m["ops_per_s"] == pytest.approx(200)
+    assert m["r_per_op"] == pytest.approx(0.5)
+    assert m["rkb_per_op"] == pytest.approx(2.0)        # 0.5 reads x 4 KiB
+    assert m["wkb_per_op"] == pytest.approx(120 / 1200)      # 6 s x 20 KiB/s
+    assert m["cs_per_op"] == pytest.approx(300 / 1200)
+    assert m["cpu_us_per_op"] == pytest.approx(9.0e6 / 1200)
+    assert m["read_iops"] == pytest.approx(100)
+
+
+def test_normaliser_divides_per_op_but_not_the_rate():
+    m = per_op({"dev_reads": 10, "ctx_switches": 40}, ops=400, seconds=2, normaliser=100)
+    assert m["ops_per_s"] == 200 and m["r_per_op"] == 0.1 and m["cs_per_op"] == 0.4
+
+
+def test_missing_counters_give_none_not_zero():
+    m = per_op({"dev_reads": None}, ops=10, seconds=1)
+    assert m["r_per_op"] is None and m["cpu_us_per_op"] is None
+
+
+def test_dir_size_counts_allocated_and_apparent(tmp_path):
+    (tmp_path / "a").write_bytes(b"x" * 10000)
+    sparse = tmp_path / "sparse"
+    with open(sparse, "wb") as fh:
+        fh.seek(1 << 20)
+        fh.write(b"y")
+    used, apparent = dir_size(tmp_path)
+    assert apparent == 10000 + (1 << 20) + 1
+    assert 10000 <= used < apparent
+
+
+def test_exited_process_keeps_its_last_counters():
+    import os
+    seen = {}
+    first = process_counters([os.getpid()], seen)
+    fake_pid = 2**22 + 12345
+    seen[fake_pid] = dict(first)
+    again = process_counters([os.getpid(), fake_pid], seen)
+    assert again["cpu_user_s"] >= 2 * first["cpu_user_s"] * 0.99
+    assert again["rss_bytes"] >= first["rss_bytes"] * 0.5  # the exited one adds no RSS
