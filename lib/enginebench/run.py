@@ -136,7 +136,7 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
             shutil.rmtree(data_dir, ignore_errors=True)
         last = result["events"][-1] if result["events"] else {}
         if last.get("event") == "done":
-            result["status"] = last["status"]
+            result["status"], result["error"] = last["status"], last.get("error")
         elif last.get("event") == "failed":
             result["status"], result["error"] = "failed", last["error"]
         else:

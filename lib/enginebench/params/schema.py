@@ -69,6 +69,7 @@ class LinkBenchWorkload(Strict):
     load_batch: int = Field(1024, ge=1)
     chunk_size: int = Field(2048, ge=1)
     seed: int = 1
+    max_degree: int | None = Field(None, ge=1)
 
     @model_validator(mode="after")
     def _range(self):

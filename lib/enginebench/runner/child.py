@@ -20,12 +20,14 @@ from ..stores import open_embedded
 from ..workloads import build_workload
 
 
-def _emitter():
+def _emitter(keep: list):
     lock = threading.Lock()
     out = sys.stdout
 
     def emit(event: dict) -> None:
         line = json.dumps(event, default=str)
+        if event.get("event") == "phase_end":
+            keep.append(event)
         with lock:
             out.write(line + "\n")
             out.flush()
@@ -42,7 +44,8 @@ def open_store(spec: dict):
 
 def main(argv: list[str]) -> int:
     spec = json.loads(open(argv[0]).read())
-    emit = _emitter()
+    emitted: list[dict] = []
+    emit = _emitter(emitted)
     abort = threading.Event()
 
     def on_signal(signum, _frame):
@@ -59,7 +62,9 @@ def main(argv: list[str]) -> int:
               "atomic": store.atomic})
         workload = build_workload(spec["workload"])
         status = workload.run_plan(store, spec["phases"], emit, abort)
-        emit({"event": "done", "status": status, "t": time.time()})
+        errors = [e for e in emitted if e.get("event") == "phase_end" and e.get("error")]
+        emit({"event": "done", "status": status, "t": time.time(),
+              "error": errors[-1]["error"] if errors and status != "complete" else None})
         return 0 if status == "complete" else 3
     except Exception as exc:
         emit({"event": "failed", "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(),

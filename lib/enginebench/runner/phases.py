@@ -39,6 +39,7 @@ def run_phase(name: str, workers: list[Callable], store, emit: Callable[[dict], 
     failures: list[str] = []
 
     def body(fn, rec):
+        rec.start_thread()
         try:
             fn(store, rec, stop)
         except BaseException as exc:  # one worker failing stops the phase; the error is reported
@@ -68,6 +69,8 @@ def run_phase(name: str, workers: list[Callable], store, emit: Callable[[dict], 
     def close(merged: dict[int, IntervalShare], upto: int, final_end: float | None = None) -> None:
         nonlocal next_k, total_ops
         stats = engine_stats() if engine_stats else {}
+        # Worker-thread CPU read now belongs to the last interval being closed.
+        merged.setdefault(upto, IntervalShare()).thread_cpu_ns += sum(r.thread_cpu_since_last() for r in recorders)
         for k in range(next_k, upto + 1):
             payload = encode_share(merged.get(k, IntervalShare()))
             t0, t1 = clock.bounds(k)
@@ -103,6 +106,6 @@ def run_phase(name: str, workers: list[Callable], store, emit: Callable[[dict], 
     close(gather(10**9, clamp_to=final_k), final_k, final_end=end_time if timed_out_normally else finished)
     aborted = abort.is_set() or bool(failures)
     result = {"seconds": finished - start, "ops": total_ops, "aborted": aborted,
-              "error": failures[0] if failures else ("interrupted" if abort.is_set() else None)}
+              "error": ("interrupted" if abort.is_set() else None) or (failures[0] if failures else None)}
     emit({"event": "phase_end", "phase": name, "t": finished, **result})
     return result

@@ -20,13 +20,20 @@ def request_loop(requester):
     return work
 
 
+def outcome(phase: dict) -> str | None:
+    """None if the phase completed, else the run's status: aborted (interrupted) or failed."""
+    if not phase["aborted"]:
+        return None
+    return "aborted" if phase["error"] == "interrupted" else "failed"
+
+
 def load_then_measure(workload, store, phases: dict, emit, abort: threading.Event) -> str:
     workload.setup(store)
     load = run_phase("load", workload.load_threads(phases["loaders"]), store, emit,
                      interval_s=phases["load_interval_s"], duration_s=None, abort=abort,
                      max_errors=0, engine_stats=store.stats)
-    if load["aborted"]:
-        return "aborted"
+    if outcome(load):
+        return outcome(load)
 
     expected = workload.expected_after_load()
     found = {name: store.count(name, None) for name in expected}
@@ -37,18 +44,20 @@ def load_then_measure(workload, store, phases: dict, emit, abort: threading.Even
     time.sleep(phases["quiesce_s"])
     emit({"event": "quiesce", "seconds": time.time() - started, "checkpoint": True})
 
+    if phases["intervals"] == 0:
+        return "complete"  # a load-only system
     n = phases["requesters"]
     workers = [request_loop(workload.requester(i, n)) for i in range(n)]
     if phases["warmup_s"] > 0:
         warm = run_phase("warmup", workers, store, emit, interval_s=phases["warmup_s"],
                          duration_s=phases["warmup_s"], abort=abort, max_errors=phases["max_errors"])
-        if warm["aborted"]:
-            return "aborted"
+        if outcome(warm):
+            return outcome(warm)
     run = run_phase("run", workers, store, emit, interval_s=phases["interval_s"],
                     duration_s=phases["interval_s"] * phases["intervals"], abort=abort,
                     max_errors=phases["max_errors"], engine_stats=store.stats)
-    if run["aborted"]:
-        return "aborted"
+    if outcome(run):
+        return outcome(run)
     started = time.time()
     result = workload.check(store)
     emit({"event": "consistency", **result, "seconds": time.time() - started, "atomic": store.atomic})

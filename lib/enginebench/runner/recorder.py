@@ -68,8 +68,9 @@ class Recorder:
         self.lock = threading.Lock()
         self.shares: dict[int, IntervalShare] = {}
         self.closed_upto = -1
-        self._cpu_mark = time.thread_time_ns()
-        self._cpu_interval = 0
+        self._cpu_clock = None       # the worker thread's CPU clock, read by the coordinator
+        self._cpu_final = None       # the thread's CPU time when it finished
+        self._cpu_mark = 0
         self.max_errors = max_errors
         self.total_errors = 0
         self.last_error: str | None = None
@@ -93,7 +94,7 @@ class Recorder:
         cpu1 = time.thread_time_ns()
         if items is None:
             items = result if isinstance(result, int) else (len(result) if isinstance(result, list) else 0)
-        self._record(op, (t1 - t0) // 1000, cpu1 - cpu0, items, error is not None, cpu1)
+        self._record(op, (t1 - t0) // 1000, cpu1 - cpu0, items, error is not None)
         if error is not None:
             self.total_errors += 1
             self.last_error = f"{op}: {type(error).__name__}: {error}"
@@ -101,15 +102,11 @@ class Recorder:
                 raise RuntimeError(f"more than {self.max_errors} failed operations; last: {self.last_error}") from error
         return result
 
-    def _record(self, op: str, latency_us: int, cpu_ns: int, items: int, failed: bool, cpu_now: int) -> None:
+    def _record(self, op: str, latency_us: int, cpu_ns: int, items: int, failed: bool) -> None:
         k = self.clock.index(time.time())
         with self.lock:
             if k <= self.closed_upto:
                 k = self.closed_upto + 1
-            if k != self._cpu_interval:
-                # The thread's CPU since the last mark belongs to the interval it was spent in.
-                self._share(self._cpu_interval if self._cpu_interval > self.closed_upto else k).thread_cpu_ns += cpu_now - self._cpu_mark
-                self._cpu_mark, self._cpu_interval = cpu_now, k
             share = self._share(k)
             stats = share.ops.get(op)
             if stats is None:
@@ -119,13 +116,28 @@ class Recorder:
             stats.errors += failed
             stats.cpu_ns += cpu_ns
 
+    def start_thread(self) -> None:
+        """Called by the worker thread when it starts: remember its CPU clock."""
+        self._cpu_clock = time.pthread_getcpuclockid(threading.get_ident())
+        self._cpu_mark = time.thread_time_ns()
+
     def finish_thread(self) -> None:
-        """Called by the worker thread when it stops: account its remaining CPU."""
-        now = time.thread_time_ns()
-        with self.lock:
-            k = max(self._cpu_interval, self.closed_upto + 1)
-            self._share(k).thread_cpu_ns += now - self._cpu_mark
-            self._cpu_mark = now
+        """Called by the worker thread when it stops: its clock ends with it."""
+        self._cpu_final = time.thread_time_ns()
+
+    def thread_cpu_since_last(self) -> int:
+        """The worker thread's CPU since the previous call (read by the coordinator at interval
+        boundaries, so a long op spanning a boundary splits its CPU correctly)."""
+        now = self._cpu_final
+        if now is None and self._cpu_clock is not None:
+            try:
+                now = time.clock_gettime_ns(self._cpu_clock)
+            except OSError:  # the thread ended between the two checks
+                now = self._cpu_final
+        if now is None:
+            return 0
+        spent, self._cpu_mark = now - self._cpu_mark, now
+        return max(0, spent)
 
     def take(self, upto: int) -> dict[int, IntervalShare]:
         """Remove and return the shares of intervals <= upto (called by the coordinator)."""

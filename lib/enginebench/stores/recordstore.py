@@ -30,6 +30,7 @@ _CATALOG = "_catalog"
 _OPLOG = "_oplog"
 _OPLOG_KEY = struct.Struct(">Q")
 MAX_CONFLICT_RETRIES = 1000
+OPLOG_TRIM_BATCH = 1000
 
 
 class _Collection:
@@ -187,21 +188,25 @@ class RecordStore(Store):
             return  # another writer is already trimming
         try:
             target = self.oplog_cap_bytes // 10
-            state = {"freed": 0, "last": None}
+            freed_total = 0
+            while freed_total < target:
+                state = {"freed": 0, "last": None}
 
-            def trim(txn: KVTxn):
-                state["freed"], state["last"] = 0, None
-                for key, value in txn.scan(self._oplog_table, self._oplog_oldest or b"", None):
-                    txn.delete(self._oplog_table, key)
-                    state["freed"] += len(key) + len(value)
-                    state["last"] = key
-                    if state["freed"] >= target:
-                        break
-            self._retrying_once(trim)
-            if state["last"] is not None:
+                def trim(txn: KVTxn):
+                    # Small transactions: one huge delete would pin the engine's cache.
+                    state["freed"], state["last"] = 0, None
+                    entries = txn.scan(self._oplog_table, self._oplog_oldest or b"", None)
+                    for key, value in itertools.islice(entries, OPLOG_TRIM_BATCH):
+                        txn.delete(self._oplog_table, key)
+                        state["freed"] += len(key) + len(value)
+                        state["last"] = key
+                self._retrying_once(trim)
+                if state["last"] is None:
+                    break
                 self._oplog_oldest = state["last"]
-            with self._oplog_lock:
-                self._oplog_bytes -= state["freed"]
+                freed_total += state["freed"]
+                with self._oplog_lock:
+                    self._oplog_bytes -= state["freed"]
         finally:
             self._oplog_trim_lock.release()
 

@@ -96,8 +96,9 @@ def nlinks_cdf() -> tuple[np.ndarray, np.ndarray]:
 class LinkCounts:
     """Out-degree of each id1, from the nlinks CDF through the shuffler (rank 0 = highest)."""
 
-    def __init__(self, startid1: int, maxid1: int, link_type_count: int):
+    def __init__(self, startid1: int, maxid1: int, link_type_count: int, max_degree: int | None = None):
         self.start, self.n, self.k = startid1, maxid1 - startid1, link_type_count
+        self.max_degree = max_degree
         self.shuffler = InvertibleShuffler(NLINKS_SEED, self.n)
         self.values, self.cumulative = nlinks_cdf()
 
@@ -105,7 +106,8 @@ class LinkCounts:
         rank = self.shuffler.invert(np.asarray(id1s, dtype=np.int64) - self.start)
         u = 1.0 - rank / self.n
         idx = np.minimum(np.searchsorted(self.cumulative, u, side="left"), len(self.values) - 1)
-        return self.values[idx]
+        totals = self.values[idx]
+        return totals if self.max_degree is None else np.minimum(totals, self.max_degree)
 
     def per_type(self, totals) -> np.ndarray:
         """Links of each type, shape (len(totals), k). LinkBench's split (ID2Chooser.calcLinkCount)

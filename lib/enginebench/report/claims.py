@@ -1,0 +1,72 @@
+"""Claims from data/reference/claims.csv, evaluated against measured numbers.
+
+Each claim names a metric and the roles of the two systems compared (numerator / denominator),
+the published ratio and the expectation ("greater than 1", "between 0.8 and 1.25", ...). The
+verdict is `holds`, `does not hold`, or `not evaluated` with the reason; a claim is never
+dropped.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import polars as pl
+
+from ..paths import reference_dir
+
+HOLDS, FAILS, NOT_EVALUATED = "holds", "does not hold", "not evaluated"
+
+
+def load_claims(experiment: str) -> pl.DataFrame:
+    """Claims that name this experiment (alone, or among others with | or +)."""
+    claims = pl.read_csv(reference_dir() / "claims.csv", infer_schema_length=0)
+    return claims.filter(pl.col("experiment").map_elements(
+        lambda e: experiment in re.split(r"[|+]", e), return_dtype=pl.Boolean))
+
+
+def check_expectation(expect: str, ratio: float) -> bool | None:
+    """True/False for the expectation forms used in claims.csv; None if the form is unknown."""
+    text = expect.strip().lower()
+    if m := re.fullmatch(r"greater than ([\d.]+)", text):
+        return ratio > float(m.group(1))
+    if m := re.fullmatch(r"less than ([\d.]+)", text):
+        return ratio < float(m.group(1))
+    if m := re.fullmatch(r"between ([\d.]+) and ([\d.]+)", text):
+        return float(m.group(1)) <= ratio <= float(m.group(2))
+    return None
+
+
+@dataclass
+class Measured:
+    """What a metric resolver returns: the ratio, and the systems and values it came from."""
+    ratio: float | None
+    detail: str
+    reason: str | None = None  # why it could not be measured
+
+
+def evaluate(claims: pl.DataFrame, resolve) -> pl.DataFrame:
+    """resolve(claim_row) -> Measured. Returns one row per claim with the verdict."""
+    rows = []
+    for claim in claims.iter_rows(named=True):
+        measured = resolve(claim)
+        verdict, why = NOT_EVALUATED, measured.reason
+        if measured.ratio is not None:
+            outcome = check_expectation(claim["expect"], measured.ratio)
+            if outcome is None:
+                why = f"the expectation {claim['expect']!r} has no automatic check"
+            else:
+                verdict, why = (HOLDS if outcome else FAILS), None
+        rows.append({"id": claim["id"], "claim": claim["claim"], "metric": claim["metric"],
+                     "published_ratio": float(claim["reference_ratio"]) if claim["reference_ratio"] else None,
+                     "measured_ratio": measured.ratio, "expect": claim["expect"], "verdict": verdict,
+                     "from": measured.detail, "reason": why or ""})
+    return pl.DataFrame(rows, schema={"id": pl.Utf8, "claim": pl.Utf8, "metric": pl.Utf8,
+                                      "published_ratio": pl.Float64, "measured_ratio": pl.Float64,
+                                      "expect": pl.Utf8, "verdict": pl.Utf8, "from": pl.Utf8, "reason": pl.Utf8})
+
+
+def verdict_counts(table: pl.DataFrame) -> dict[str, int]:
+    counts = {HOLDS: 0, FAILS: 0, NOT_EVALUATED: 0}
+    for verdict in table["verdict"]:
+        counts[verdict] += 1
+    return counts

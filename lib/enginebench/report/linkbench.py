@@ -1,0 +1,157 @@
+"""LinkBench report pieces: the post's tables next to ours, response times, claims, findings."""
+from __future__ import annotations
+
+import re
+
+import polars as pl
+
+from ..paths import reference_dir
+from .claims import Measured, evaluate, load_claims
+from .rundata import RunData, merged_latency, phase_summary
+
+MB = 1 << 20
+GB = 1 << 30
+
+
+def reference_table(config: str) -> pl.DataFrame:
+    ref = pl.read_csv(reference_dir() / "linkbench_2015.csv")
+    return ref.filter(pl.col("config") == config)
+
+
+def post_tables(config: str) -> dict[str, pl.DataFrame]:
+    """The post's tables in its own columns: '--- load', '--- run, 2nd hour', ..."""
+    ref = reference_table(config)
+    out = {}
+    for (phase, hour), group in ref.group_by(["phase", "hour"], maintain_order=True):
+        title = "load" if phase == "load" else f"run, hour {hour}"
+        out[title] = group.select(
+            pl.col("ops"),
+            pl.format("{}/{}", "size_du_gb", "size_apparent_gb").alias("size GB (du/apparent)"),
+            pl.col("r_per_op").alias("r/o"), pl.col("wkb_per_op").alias("wKB/o"),
+            pl.col("cs_per_op").alias("cs/o"), pl.col("cpu_per_op").alias("cpu/o (vmstat x1e6)"),
+            pl.col("rss_gb").alias("rss GB"), pl.col("setup"))
+    return out
+
+
+def _fmt(value, digits=1):
+    return None if value is None else round(float(value), digits)
+
+
+def _row(summary: dict, label: str, with_rss: bool) -> dict:
+    du = summary.get("size_du_bytes")
+    apparent = summary.get("size_apparent_bytes")
+    row = {
+        "ops": _fmt(summary["ops_per_s"], 0),
+        "size MB (du/apparent)": None if du is None else f"{du / MB:.0f}/{apparent / MB:.0f}",
+        "r/o": _fmt(summary["r_per_op"], 3), "wKB/o": _fmt(summary["wkb_per_op"], 3),
+        "cs/o": _fmt(summary["cs_per_op"], 2), "cpu/o (us)": _fmt(summary["cpu_us_per_op"], 0),
+        "client cpu/o (us)": _fmt(summary.get("client_cpu_us_per_op"), 0),
+    }
+    if with_rss:
+        row["rss MB"] = None if summary.get("rss_bytes") is None else round(summary["rss_bytes"] / MB)
+    row["setup"] = label
+    return row
+
+
+def our_tables(run: RunData) -> dict[str, pl.DataFrame]:
+    """Ours in the post's columns: the whole load phase, then each measured interval."""
+    out: dict[str, list[dict]] = {}
+    for system in run.systems:
+        label = system["label"]
+        load = phase_summary(run.intervals, label, "load")
+        if load:
+            out.setdefault("load", []).append(_row(load, label, with_rss=False))
+        if run.intervals.is_empty():
+            continue
+        intervals = run.intervals.filter((pl.col("system") == label) & (pl.col("phase") == "run"))
+        for k in sorted(intervals["interval"].unique().to_list()):
+            summary = phase_summary(run.intervals, label, "run", k)
+            out.setdefault(f"run, interval {k + 1}", []).append(_row(summary, label, with_rss=True))
+    return {title: pl.DataFrame(rows) for title, rows in out.items()}
+
+
+def response_times(run: RunData) -> pl.DataFrame:
+    rows = []
+    for system in run.systems:
+        for entry in merged_latency(run.ops, system["label"], "run"):
+            rows.append({"setup": system["label"], **{k: (round(v, 3) if isinstance(v, float) else v)
+                                                      for k, v in entry.items()}})
+    return pl.DataFrame(rows)
+
+
+# -- claims ---------------------------------------------------------------------------------
+def pick_pair(run: RunData, num_role: str, den_role: str, *, same_engine_oplog: bool = False):
+    """The systems compared for two roles: the first complete system of each role (params order)
+    with the same oplog setting, op1 preferred; for an oplog claim, op1 vs op0 of one role."""
+    done = [s for s in run.systems if s.get("status") == "complete"]
+    if same_engine_oplog:
+        on = next((s for s in done if s["role"] == num_role and s["options"].get("oplog")), None)
+        off = next((s for s in done if s["role"] == num_role and not s["options"].get("oplog")
+                    and (on is None or s["engine"] == on["engine"])), None)
+        return on, off
+    for oplog in (True, False):
+        a = next((s for s in done if s["role"] == num_role and bool(s["options"].get("oplog")) == oplog), None)
+        b = next((s for s in done if s["role"] == den_role and bool(s["options"].get("oplog")) == oplog), None)
+        if a and b:
+            return a, b
+    return (next((s for s in done if s["role"] == num_role), None),
+            next((s for s in done if s["role"] == den_role), None))
+
+
+def _value(run: RunData, label: str, phase: str, metric: str, op: str | None):
+    if metric.startswith("p99_ms"):
+        rows = [e for e in merged_latency(run.ops, label, phase) if e["op"] == op]
+        return rows[0]["p99_ms"] if rows and "p99_ms" in rows[0] else None
+    if phase == "run":
+        # The post's run figures are per hour; ours use the last measured interval (steady state).
+        intervals = run.intervals.filter((pl.col("system") == label) & (pl.col("phase") == "run"))
+        if intervals.is_empty():
+            return None
+        summary = phase_summary(run.intervals, label, "run", int(intervals["interval"].max()))
+    else:
+        summary = phase_summary(run.intervals, label, phase)
+    if summary is None:
+        return None
+    key = {"ops": "ops_per_s", "size_du_gb": "size_du_bytes", "wkb_per_op": "wkb_per_op",
+           "cpu_per_op": "cpu_us_per_op", "rss_gb": "rss_bytes", "cs_per_op": "cs_per_op",
+           "r_per_op": "r_per_op"}.get(metric)
+    return None if key is None else summary.get(key)
+
+
+def resolver(run: RunData):
+    exp = run.manifest["experiment"]
+
+    def resolve(claim: dict) -> Measured:
+        if "+" in claim["experiment"]:
+            return Measured(None, "", f"spans experiments ({claim['experiment']}); evaluated from the latest run of each "
+                                      "when those experiments exist")
+        metric_text = claim["metric"]
+        m = re.fullmatch(r"(load|run)\.(\w+)(?: (\S+))?(?: \((.*)\))?", metric_text)
+        if not m:
+            return Measured(None, "", f"metric {metric_text!r} has no resolver for {exp}")
+        phase, metric, op, qualifier = m.groups()
+        oplog_claim = qualifier is not None and "oplog" in qualifier
+        num_role, den_role = claim["numerator_role"], claim["denominator_role"]
+        a, b = pick_pair(run, num_role, den_role, same_engine_oplog=oplog_claim)
+        if a is None or b is None or a is b:
+            wanted = f"{num_role} with and without oplog" if oplog_claim else f"{num_role} and {den_role}"
+            return Measured(None, "", f"needs complete systems of roles {wanted}; this run has "
+                                      + ", ".join(f"{s['label']} ({s['role']}, {s.get('status')})" for s in run.systems))
+        va, vb = _value(run, a["label"], phase, metric, op), _value(run, b["label"], phase, metric, op)
+        detail = f"{a['label']}={_short(va)} / {b['label']}={_short(vb)}"
+        if va is None or vb is None:
+            return Measured(None, detail, f"{metric} was not measured for {a['label'] if va is None else b['label']}")
+        if vb == 0:
+            return Measured(None, detail, f"{metric} of {b['label']} is 0, so the ratio is undefined")
+        return Measured(va / vb, detail)
+    return resolve
+
+
+def _short(value):
+    if value is None:
+        return "n/a"
+    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+
+
+def claims_table(run: RunData) -> pl.DataFrame:
+    return evaluate(load_claims(run.manifest["experiment"]), resolver(run))

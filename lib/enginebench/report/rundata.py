@@ -1,0 +1,118 @@
+"""A finished (or aborted) run, loaded for reporting: manifest plus tidy tables."""
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import polars as pl
+from hdrh.histogram import HdrHistogram
+
+from ..metrics.normalize import per_op
+from ..results.tables import LOAD_NORMALISER_OP, PERCENTILES
+from ..paths import results_dir
+
+COUNTERS = ("cpu_user_s", "cpu_sys_s", "ctx_switches", "dev_reads", "dev_read_bytes", "dev_writes",
+            "dev_write_bytes", "proc_read_bytes", "proc_write_bytes")
+
+
+@dataclass
+class RunData:
+    path: Path
+    manifest: dict
+    intervals: pl.DataFrame
+    ops: pl.DataFrame
+    samples: pl.DataFrame
+
+    @property
+    def systems(self) -> list[dict]:
+        """Systems in params order, each with its params and its recorded status."""
+        recorded = self.manifest.get("systems", {})
+        out = []
+        for system in self.manifest["params"]["systems"]:
+            entry = dict(system)
+            entry.update(recorded.get(system["label"], {"status": "not run", "error": "the run stopped before it"}))
+            out.append(entry)
+        return out
+
+    def role_of(self, label: str) -> str:
+        return next(s["role"] for s in self.manifest["params"]["systems"] if s["label"] == label)
+
+
+def load_run(path: str | Path) -> RunData:
+    path = Path(path)
+    manifest = json.loads((path / "manifest.json").read_text())
+
+    def table(name):
+        file = path / f"{name}.parquet"
+        return pl.read_parquet(file) if file.exists() else pl.DataFrame()
+    return RunData(path, manifest, table("intervals"), table("ops"), table("samples"))
+
+
+def latest_run(exp: str, status: str | None = "complete") -> Path | None:
+    """The newest run folder of an experiment (with that status, if given)."""
+    base = results_dir() / exp
+    if not base.is_dir():
+        return None
+    for folder in sorted((p for p in base.iterdir() if (p / "manifest.json").exists()), reverse=True):
+        if status is None or json.loads((folder / "manifest.json").read_text()).get("status") == status:
+            return folder
+    return None
+
+
+def phase_summary(intervals: pl.DataFrame, system: str, phase: str, interval: int | None = None) -> dict | None:
+    """Per-op metrics over a whole phase (or one interval of it), from summed counters."""
+    if intervals.is_empty():
+        return None
+    rows = intervals.filter((pl.col("system") == system) & (pl.col("phase") == phase))
+    if interval is not None:
+        rows = rows.filter(pl.col("interval") == interval)
+    if rows.is_empty():
+        return None
+    seconds = rows["seconds"].sum()
+    ops = rows["ops"].sum()
+    denominator = rows["per_op_denominator"].sum()
+    deltas = {}
+    for key in COUNTERS:
+        column = rows[key] if key in rows.columns else None
+        deltas[key] = None if column is None or column.null_count() == len(column) else float(column.sum())
+    figures = per_op(deltas, ops, seconds, denominator)
+    last = rows.sort("t_end").row(-1, named=True)
+    return {
+        **figures, "seconds": seconds, "ops": ops, "requests": rows["requests"].sum(),
+        "size_du_bytes": last.get("size_du_bytes"), "size_apparent_bytes": last.get("size_apparent_bytes"),
+        "rss_bytes": rows["rss_bytes"].max() if "rss_bytes" in rows.columns else None,
+        "client_cpu_us_per_op": rows["client_cpu_s"].sum() * 1e6 / denominator if denominator else None,
+        "intervals": len(rows),
+    }
+
+
+def merged_latency(ops: pl.DataFrame, system: str, phase: str, interval: int | None = None) -> list[dict]:
+    """Latency per op type over a phase, from the exactly merged HdrHistograms."""
+    if ops.is_empty():
+        return []
+    rows = ops.filter((pl.col("system") == system) & (pl.col("phase") == phase))
+    if interval is not None:
+        rows = rows.filter(pl.col("interval") == interval)
+    out = []
+    for (op,), group in rows.group_by(["op"], maintain_order=True):
+        merged = None
+        for encoded in group["hist"].drop_nulls():
+            hist = HdrHistogram.decode(base64.b64decode(encoded))
+            if merged is None:
+                merged = hist
+            else:
+                merged.add(hist)
+        entry = {"op": op, "count": int(group["count"].sum()), "errors": int(group["errors"].sum()),
+                 "items": int(group["items"].sum())}
+        if merged is not None:
+            entry["mean_ms"] = merged.get_mean_value() / 1000
+            for name, pct in PERCENTILES:
+                entry[name.replace("_us", "_ms")] = merged.get_value_at_percentile(pct) / 1000
+            entry["max_ms"] = merged.get_max_value() / 1000
+        out.append(entry)
+    return sorted(out, key=lambda e: -e["count"])
+
+
+__all__ = ["RunData", "load_run", "latest_run", "phase_summary", "merged_latency", "LOAD_NORMALISER_OP"]
