@@ -18,11 +18,23 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("exp")
     r.add_argument("--scale", default="default", choices=SCALES)
     r.add_argument("--target", default="auto")
+    e = sub.add_parser("experiment", help="run an experiment's notebook into reports/<exp>.html")
+    e.add_argument("exp")
+    e.add_argument("--scale", default="default", choices=SCALES)
+    e.add_argument("--target", default="auto")
+    e.add_argument("--run-dir", default="", help="report this results folder instead of running")
     sub.add_parser("experiments", help="list the experiments")
     args = parser.parse_args(argv)
     try:
         if args.command == "params":
             print(json.dumps(load_params(args.exp, args.scale), indent=2))
+        elif args.command == "experiment":
+            from .experiment import run_experiment
+            from .run import TARGETS
+            if args.target not in TARGETS:
+                raise ValueError(f"unknown target {args.target!r}; allowed: {', '.join(TARGETS)}")
+            load_params(args.exp, args.scale)  # fail fast, before a kernel starts
+            print(f"report: {run_experiment(args.exp, args.scale, args.target, args.run_dir)}")
         elif args.command == "experiments":
             print("\n".join(experiments()))
         elif args.command == "run":

@@ -67,13 +67,6 @@ def _explain(error: dict, data: dict) -> str:
     kind = error["type"]
     if kind == "extra_forbidden":
         allowed = _allowed_keys(Experiment, loc)
-        if loc and loc[0] == "systems" and len(loc) > 2 and loc[2] == "options":
-            from .schema import ENGINE_OPTIONS
-            try:
-                engine = data["systems"][loc[1]]["engine"]
-                allowed = sorted(ENGINE_OPTIONS[engine].model_fields)
-            except (KeyError, IndexError, TypeError):
-                pass
         return f"{path}: unknown key; allowed keys: {', '.join(allowed) or '(none)'}"
     if kind == "missing":
         return f"{path}: required key is missing"
@@ -81,8 +74,9 @@ def _explain(error: dict, data: dict) -> str:
         expected = error.get("ctx", {}).get("expected", "")
         return f"{path}: {error['input']!r} is not allowed; allowed values: {expected}"
     value = error.get("input")
-    shown = "" if isinstance(value, dict) else f" (got {value!r})"
-    return f"{path}: {error['msg']}{shown}"
+    message = error["msg"].removeprefix("Value error, ")
+    shown = "" if isinstance(value, (dict, list)) else f" (got {value!r})"
+    return f"{path}: {message}{shown}"
 
 
 def load_params(exp: str, scale: str = "default") -> dict:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 SCALES = ("smoke", "default", "paper")
 ROLES = ("btree", "lsm", "mmap", "fractal", "memory")
@@ -56,8 +56,20 @@ class System(Strict):
 
     @model_validator(mode="after")
     def _check_options(self):
-        # Validated against the engine's own option model, so an error names the engine's keys.
-        self.options = ENGINE_OPTIONS[self.engine](**self.options).model_dump()
+        # Validated against the engine's own option model, so an error names that engine's keys.
+        model = ENGINE_OPTIONS[self.engine]
+        try:
+            self.options = model(**self.options).model_dump()
+        except ValidationError as exc:
+            problems = []
+            for error in exc.errors():
+                key = "options." + ".".join(str(p) for p in error["loc"])
+                if error["type"] == "extra_forbidden":
+                    problems.append(f"{key}: unknown key for engine {self.engine}; allowed keys: "
+                                    + ", ".join(sorted(model.model_fields)))
+                else:
+                    problems.append(f"{key}: {error['msg']} (got {error.get('input')!r})")
+            raise ValueError("; ".join(problems)) from None
         return self
 
 

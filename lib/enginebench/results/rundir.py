@@ -91,7 +91,7 @@ class RunFolder:
         info = (by_kind.get("store_info") or [{}])[0]
         self.systems[label] = {
             "status": result["status"], "error": result["error"],
-            "engine": info.get("engine"), "version": info.get("version"), "engine_config": info.get("config"),
+            "engine_reported": info.get("engine"), "version": info.get("version"), "engine_config": info.get("config"),
             "transactions": info.get("atomic"), "device": result.get("device"),
             "sampler_cpu_s": result.get("sampler_cpu_s"),
             "load_verified": (by_kind.get("load_verified") or [None])[0],

@@ -29,7 +29,7 @@ class JavaRandom:
     def _next(self, bits: int) -> int:
         self.seed = (self.seed * self._MULT + self._ADD) & self._MASK
         value = self.seed >> (48 - bits)
-        return value - (1 << bits) if value >= 1 << (bits - 1) else value
+        return value - (1 << 32) if value >= 1 << 31 else value  # Java's (int) cast
 
     def next_int(self, bound: int) -> int:
         if bound <= 0:

@@ -1,0 +1,60 @@
+# enginebench: re-run the 2013-2015 MongoDB storage-engine studies.
+#   make experiment EXP=linkbench_cached [SCALE=default] [TARGET=auto]
+#   make test
+# Everything installs from Python 3.11+, a C toolchain and Debian packages; `setup` is idempotent.
+
+SHELL := /bin/bash
+EXP ?=
+SCALE ?= default
+TARGET ?= auto
+RUN ?=
+
+# An active conda environment made from environment.yml is used as it is; otherwise .venv.
+ifdef CONDA_PREFIX
+  ENV_DIR := $(CONDA_PREFIX)
+else
+  ENV_DIR := $(CURDIR)/.venv
+endif
+PY := $(ENV_DIR)/bin/python
+STAMP := $(ENV_DIR)/.enginebench-setup
+SETUP_INPUTS := lib/pyproject.toml tools/build_wiredtiger.sh tools/setup.sh
+DEBIAN_PACKAGES := libsnappy-dev libzstd-dev chromium
+
+.PHONY: setup experiment test test-unit test-notebooks reports bench clean notebooks help
+
+help:
+	@echo "make experiment EXP=<name> [SCALE=smoke|default|paper] [TARGET=auto|embedded|mongod]"
+	@echo "make test | reports | bench | clean | setup"
+	@echo "experiments: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')"
+
+setup: $(STAMP)
+
+$(STAMP): $(SETUP_INPUTS)
+	@bash tools/setup.sh "$(ENV_DIR)" "$(DEBIAN_PACKAGES)"
+	@touch $(STAMP)
+
+experiment: $(STAMP)
+	@if [ -z "$(EXP)" ]; then echo "make experiment: EXP= is required; one of: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')" >&2; exit 2; fi
+	$(PY) -m enginebench experiment "$(EXP)" --scale "$(SCALE)" --target "$(TARGET)" $(if $(RUN),--run-dir "$(RUN)")
+
+test: $(STAMP)
+	$(PY) -m pytest -q lib/tests
+	$(PY) -m pytest -q --nbval-lax --nbval-current-env --nbval-cell-timeout=600 \
+	    --nbval-sanitize-with tools/nbval-sanitize.cfg notebooks/
+
+reports: $(STAMP)
+	$(PY) -m enginebench reports
+
+bench: $(STAMP)
+	$(PY) -m enginebench bench
+
+# Regenerate the notebooks and their stored reference outputs (smoke scale).
+notebooks: $(STAMP)
+	$(PY) tools/make_notebooks.py
+	cd notebooks && ../.venv/bin/jupyter nbconvert --to notebook --execute --inplace \
+	    --ExecutePreprocessor.kernel_name=enginebench linkbench.ipynb
+	$(PY) tools/make_notebooks.py --strip
+
+clean:
+	rm -rf reports/*.html reports/*.ipynb .build/data .pytest_cache
+	find lib -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,107 @@
+"""Small HTML pieces for reports: tables, the banner on top, and the provenance footer."""
+from __future__ import annotations
+
+import base64
+import html
+from datetime import datetime
+
+import polars as pl
+
+from .rundata import RunData
+
+STYLE = """<style>
+.eb-table {border-collapse: collapse; font: 13px/1.35 system-ui, sans-serif; margin: 4px 0 14px}
+.eb-table caption {text-align: left; font-weight: 600; padding: 2px 0 6px}
+.eb-table th, .eb-table td {border-bottom: 1px solid #ddd; padding: 3px 9px; text-align: right}
+.eb-table th {background: #f4f4f4}
+.eb-table td.text, .eb-table th.text {text-align: left}
+.eb-banner {border-left: 4px solid #c60; background: #fff6ec; padding: 8px 12px; font: 14px system-ui, sans-serif}
+.eb-ok {border-left-color: #2a7}
+.eb-side {display: flex; gap: 28px; flex-wrap: wrap; align-items: flex-start}
+.eb-holds {color: #176b3a; font-weight: 600} .eb-fails {color: #a3161b; font-weight: 600}
+.eb-na {color: #666}
+</style>"""
+
+
+def _cell(value) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, float):
+        if value != value:  # NaN
+            return "n/a"
+        if abs(value) >= 1000:
+            return f"{value:,.0f}"
+        return f"{value:.3g}" if abs(value) < 10 else f"{value:.1f}"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}"
+    return html.escape(str(value))
+
+
+def table(df: pl.DataFrame, caption: str = "", classes: dict[str, str] | None = None) -> str:
+    """An HTML table; text columns left-aligned. `classes` maps a cell value to a CSS class."""
+    if df.is_empty():
+        return f"<p><em>{html.escape(caption)}: no rows.</em></p>"
+    text_cols = {c for c, t in zip(df.columns, df.dtypes) if t == pl.Utf8}
+    head = "".join(f"<th class='{'text' if c in text_cols else ''}'>{html.escape(c)}</th>" for c in df.columns)
+    body = []
+    for row in df.iter_rows():
+        cells = []
+        for c, v in zip(df.columns, row):
+            css = ["text"] if c in text_cols else []
+            if classes and isinstance(v, str) and v in classes:
+                css.append(classes[v])
+            cells.append(f"<td class='{' '.join(css)}'>{_cell(v)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    return f"<table class='eb-table'>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def side_by_side(*parts: str) -> str:
+    return STYLE + "<div class='eb-side'>" + "".join(f"<div>{p}</div>" for p in parts) + "</div>"
+
+
+def banner(run: RunData) -> str:
+    m = run.manifest
+    lines = list(m.get("banner") or [])
+    ran = [s["label"] for s in run.systems if s.get("status") == "complete"]
+    not_ok = [f"{s['label']} ({s.get('status')}: {s.get('error') or 'no reason recorded'})"
+              for s in run.systems if s.get("status") != "complete"]
+    lines.insert(0, f"Run {m['run_id']} of {m['experiment']} at scale {m['scale']}: status <b>{m['status']}</b>. "
+                    f"Systems that completed: {', '.join(ran) or 'none'}.")
+    if not_ok:
+        lines.append("Did not complete: " + "; ".join(html.escape(x) for x in not_ok) + ".")
+    resources = m.get("resources", {})
+    lines.append(f"Memory limit: {resources.get('memory_limit')}; storage profile: {resources.get('storage_profile')}.")
+    css = "eb-banner eb-ok" if m["status"] == "complete" and not not_ok else "eb-banner"
+    return STYLE + f"<div class='{css}'>" + "<br>".join(lines) + "</div>"
+
+
+def provenance(run: RunData) -> str:
+    m = run.manifest
+    host = m.get("host", {})
+    git = m.get("git", {})
+    fs = host.get("data_filesystem", {})
+    rows = [
+        ("run folder", str(run.path)), ("status", m.get("status")),
+        ("started / finished (UTC)", f"{m.get('started_at')} / {m.get('finished_at')}"),
+        ("params", f"{m['params'].get('params_file')} (scale {m['scale']})"),
+        ("code", f"git {git.get('sha') or 'unknown'}{' (uncommitted changes)' if git.get('dirty') else ''}"),
+        ("host", f"{host.get('hostname')}: {host.get('cpu_model')}, {host.get('logical_cpus')} logical CPUs, "
+                 f"{(host.get('memory_bytes') or 0) / 2**30:.1f} GiB RAM, Linux {host.get('kernel')}"),
+        ("data filesystem", f"{fs.get('device')} ({fs.get('fstype')}) on {fs.get('mountpoint')}"),
+        ("packages", ", ".join(f"{k} {v}" for k, v in (m.get("packages") or {}).items() if v)),
+    ]
+    for label, info in (m.get("systems") or {}).items():
+        config = ", ".join(f"{k}={v}" for k, v in (info.get("engine_config") or {}).items()
+                           if k not in ("table_config", "connection_config"))
+        rows.append((f"system {label}", f"{info.get('version')}; device {info.get('device')}; {config}"))
+    body = "".join(f"<tr><th class='text'>{html.escape(k)}</th><td class='text'>{html.escape(str(v))}</td></tr>" for k, v in rows)
+    return STYLE + f"<table class='eb-table'><caption>Provenance</caption>{body}</table>"
+
+
+def png_img(png: bytes, alt: str) -> str:
+    return f"<img alt='{html.escape(alt)}' src='data:image/png;base64,{base64.b64encode(png).decode()}' style='max-width:100%'>"
+
+
+def stamp() -> str:
+    return datetime.now().strftime("%Y-%m-%d %H:%M")

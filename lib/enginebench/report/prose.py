@@ -1,0 +1,73 @@
+"""Findings written from the measured numbers (never from templates with fixed values)."""
+from __future__ import annotations
+
+import statistics
+
+import polars as pl
+
+from .claims import FAILS, HOLDS, NOT_EVALUATED, verdict_counts
+from .rundata import RunData, phase_summary
+
+
+def _ratio_text(a: float, b: float) -> str:
+    if not b:
+        return "n/a"
+    r = a / b
+    return f"{r:.2f}x" if r >= 1 else f"{r:.2f}x (i.e. {1 / r:.2f}x slower)"
+
+
+def linkbench_findings(run: RunData, claims: pl.DataFrame) -> str:
+    done = [s for s in run.systems if s.get("status") == "complete"]
+    lines = []
+    if not done:
+        return "No system completed, so there is nothing to compare. The banner above says why."
+    load = {s["label"]: phase_summary(run.intervals, s["label"], "load") for s in done}
+    load = {k: v for k, v in load.items() if v}
+    if load:
+        best = max(load, key=lambda k: load[k]["ops_per_s"])
+        parts = [f"{k} {v['ops_per_s']:,.0f} docs/s" for k, v in sorted(load.items(), key=lambda kv: -kv[1]["ops_per_s"])]
+        lines.append(f"**Load.** Fastest: {best}. Insert rates over all collections: {', '.join(parts)}.")
+        wkb = {k: v["wkb_per_op"] for k, v in load.items() if v["wkb_per_op"] is not None}
+        if wkb:
+            most = max(wkb, key=wkb.get)
+            lines.append(f"Bytes written per node inserted were highest for {most} ({wkb[most]:.2f} KB/node); "
+                         + ", ".join(f"{k} {v:.2f}" for k, v in wkb.items()) + ".")
+    run_rows = run.intervals.filter(pl.col("phase") == "run") if not run.intervals.is_empty() else run.intervals
+    measured = [s for s in done if not run_rows.is_empty() and s["label"] in run_rows["system"].to_list()]
+    if measured:
+        rates = {}
+        for s in measured:
+            series = run_rows.filter(pl.col("system") == s["label"]).sort("interval")["ops_per_s"].to_list()
+            rates[s["label"]] = series
+        ranked = sorted(rates, key=lambda k: -statistics.mean(rates[k]))
+        text = ", ".join(f"{k} {statistics.mean(rates[k]):,.0f} ops/s" for k in ranked)
+        lines.append(f"**Query phase.** Mean request rates over {len(rates[ranked[0]])} interval(s): {text}.")
+        if len(ranked) > 1:
+            lines.append(f"{ranked[0]} answered {_ratio_text(statistics.mean(rates[ranked[0]]), statistics.mean(rates[ranked[1]]))} "
+                         f"the requests of {ranked[1]}.")
+        for k, series in rates.items():
+            if len(series) > 1 and statistics.mean(series):
+                cv = statistics.pstdev(series) / statistics.mean(series)
+                trend = series[-1] / series[0] if series[0] else None
+                if cv > 0.1:
+                    lines.append(f"{k} was not steady: interval rates varied by {cv:.0%} (coefficient of variation)"
+                                 + (f", last/first = {trend:.2f}." if trend else "."))
+        reads = {s["label"]: phase_summary(run.intervals, s["label"], "run") for s in measured}
+        cached = [k for k, v in reads.items() if v and v["r_per_op"] is not None and v["r_per_op"] < 0.01]
+        if cached:
+            lines.append(f"Storage reads per request stayed near zero for {', '.join(cached)} "
+                         "(r/o < 0.01): the database was served from memory, as a cached experiment intends.")
+    counts = verdict_counts(claims) if not claims.is_empty() else {HOLDS: 0, FAILS: 0, NOT_EVALUATED: 0}
+    lines.append(f"**Claims.** {counts[HOLDS]} hold, {counts[FAILS]} do not hold, {counts[NOT_EVALUATED]} not evaluated.")
+    for row in claims.iter_rows(named=True):
+        if row["verdict"] == NOT_EVALUATED:
+            lines.append(f"- *{row['claim']}*: not evaluated ({row['reason']}).")
+        else:
+            published = f"{row['published_ratio']:.2f}x" if row["published_ratio"] is not None else "no ratio"
+            lines.append(f"- *{row['claim']}*: published {published}, measured {row['measured_ratio']:.2f}x "
+                         f"({row['from']}): **{row['verdict']}**.")
+    consistency = [(s["label"], (s.get("consistency") or {}).get("mismatches")) for s in done if s.get("consistency")]
+    if consistency:
+        lines.append("**Counts.** Consistency check (count rows against visible links): "
+                     + ", ".join(f"{k} {v} mismatches" for k, v in consistency) + ".")
+    return "\n\n".join(lines)

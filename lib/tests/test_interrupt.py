@@ -1,0 +1,46 @@
+"""Interrupting a run during its load leaves no process behind and keeps what was measured."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_interrupt_during_load(tmp_path, signum):
+    env = {**os.environ, "ENGINEBENCH_RESULTS": str(tmp_path / "results"), "ENGINEBENCH_DATA": str(tmp_path / "data")}
+    proc = subprocess.Popen([sys.executable, "-m", "enginebench", "run", "linkbench_cached", "--scale", "default"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    parent = psutil.Process(proc.pid)
+    deadline = time.time() + 90
+    events = None
+    while time.time() < deadline:
+        found = list((tmp_path / "results").glob("linkbench_cached/*/*/events.jsonl"))
+        if found and '"phase": "load"' in found[0].read_text() and '"event": "interval"' in found[0].read_text():
+            events = found[0]
+            break
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.2)
+    assert events is not None, "the load never reported an interval"
+    children = parent.children(recursive=True)
+    assert children, "the runner process should be running"
+    proc.send_signal(signum)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    assert "aborted" in err
+    gone, alive = psutil.wait_procs(children, timeout=10)
+    assert not alive, f"left behind: {alive}"
+    run_dir = events.parent.parent
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "aborted"
+    system = next(iter(manifest["systems"].values()))
+    assert system["status"] == "aborted"
+    kept = [json.loads(line) for line in events.read_text().splitlines()]
+    assert any(e["event"] == "interval" and e["phase"] == "load" for e in kept)
+    assert (run_dir / "intervals.parquet").exists(), "measured intervals are kept as a table"
+    assert not any(p.is_file() for p in (tmp_path / "data").rglob("*")), "engine files are removed"

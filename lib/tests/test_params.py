@@ -1,0 +1,124 @@
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+
+from enginebench.params import ParamsError, experiments, load_params
+from enginebench.params import loader
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.parametrize("exp", experiments())
+@pytest.mark.parametrize("scale", ["smoke", "default", "paper"])
+def test_every_params_file_resolves_at_every_scale(exp, scale):
+    params = load_params(exp, scale)
+    assert params["experiment"] == exp and params["scale"] == scale
+    assert (ROOT / "notebooks" / f"{params['notebook']}.ipynb").exists()
+
+
+def test_paper_scale_is_the_posts_setting():
+    p = load_params("linkbench_cached", "paper")
+    assert p["workload"]["maxid1"] == 50_000_001
+    assert p["phases"]["loaders"] == 12 and p["phases"]["requesters"] == 12
+    assert p["phases"]["interval_s"] == 3600
+    caches = {s["options"].get("cache_size_mb") for s in p["systems"] if s["engine"] != "lmdb"}
+    assert caches == {32768}
+    assert {s["options"]["oplog"] for s in p["systems"]} == {True, False}
+    assert {s["options"].get("block_compressor", s["options"].get("compression")) for s in p["systems"]
+            if s["engine"] != "lmdb"} == {"snappy"}
+
+
+def test_default_scale_meets_its_floor():
+    p = load_params("linkbench_cached", "default")
+    assert p["workload"]["maxid1"] - p["workload"]["startid1"] >= 1_000_000
+    assert p["phases"]["intervals"] >= 3
+    assert {"btree", "lsm"} <= {s["role"] for s in p["systems"]}
+
+
+def _write(tmp_path, mutate):
+    raw = yaml.safe_load((ROOT / "params" / "linkbench_cached.yaml").read_text())
+    mutate(raw)
+    params = tmp_path / "params"
+    params.mkdir()
+    (params / "linkbench_cached.yaml").write_text(yaml.safe_dump(raw))
+    return params
+
+
+@pytest.fixture
+def scratch_params(tmp_path, monkeypatch):
+    def make(mutate):
+        folder = _write(tmp_path, mutate)
+        monkeypatch.setattr(loader, "params_dir", lambda: folder)
+        return folder / "linkbench_cached.yaml"
+    return make
+
+
+def test_misspelt_key_names_file_key_and_allowed_keys(scratch_params):
+    path = scratch_params(lambda raw: raw["phases"].update(lodaers=raw["phases"].pop("loaders")))
+    with pytest.raises(ParamsError) as err:
+        load_params("linkbench_cached", "smoke")
+    message = str(err.value)
+    assert str(path) in message and "phases.lodaers: unknown key" in message and "loaders" in message
+
+
+def test_misspelt_engine_option_lists_that_engines_options(scratch_params):
+    scratch_params(lambda raw: raw["systems"][0]["options"].update(cache_sise_mb=1))
+    with pytest.raises(ParamsError, match=r"systems\.0: options\.cache_sise_mb: unknown key for engine wiredtiger; allowed keys: .*cache_size_mb"):
+        load_params("linkbench_cached", "paper")
+
+
+def test_wrong_type_and_impossible_values(scratch_params):
+    scratch_params(lambda raw: raw["workload"].update(maxid1="many"))
+    with pytest.raises(ParamsError, match=r"workload\.maxid1: .*integer.*'many'"):
+        load_params("linkbench_cached", "paper")
+
+
+def test_impossible_value_and_literal(scratch_params):
+    scratch_params(lambda raw: raw["systems"][1].update(engine="mmapv2"))
+    with pytest.raises(ParamsError, match=r"systems\.1\.engine: 'mmapv2' is not allowed; allowed values: 'wiredtiger', 'rocksdb' or 'lmdb'"):
+        load_params("linkbench_cached", "paper")
+
+
+def test_an_error_in_another_scale_is_reported_too(scratch_params):
+    scratch_params(lambda raw: raw["scales"]["smoke"]["phases"].update(intervals=0))
+    with pytest.raises(ParamsError, match=r"\[scale smoke\]: phases\.intervals"):
+        load_params("linkbench_cached", "default")
+
+
+def test_unknown_experiment_and_scale():
+    with pytest.raises(ParamsError, match="unknown experiment 'nope'.*allowed: .*linkbench_cached"):
+        load_params("nope")
+    with pytest.raises(ParamsError, match="unknown scale 'huge'"):
+        load_params("linkbench_cached", "huge")
+
+
+def test_cli_prints_resolved_params():
+    out = subprocess.run([sys.executable, "-m", "enginebench", "params", "linkbench_cached", "--scale", "default"],
+                         capture_output=True, text=True, check=True)
+    assert json.loads(out.stdout)["workload"]["maxid1"] == 1_000_001
+
+
+@pytest.mark.parametrize("args", [["experiment", "nope"], ["run", "nope"], ["run", "linkbench_cached", "--target", "nowhere"]])
+def test_cli_fails_fast_and_starts_nothing(args, tmp_path):
+    started = time.time()
+    out = subprocess.run([sys.executable, "-m", "enginebench", *args], capture_output=True, text=True,
+                         env={**__import__("os").environ, "ENGINEBENCH_RESULTS": str(tmp_path)})
+    assert out.returncode == 2
+    assert "error:" in out.stderr
+    assert time.time() - started < 20
+    assert not any(tmp_path.iterdir()), "a failed start must not create a results folder"
+
+
+def test_mongod_target_without_binary_fails_at_once(monkeypatch):
+    from enginebench.targets import resolve_target
+    monkeypatch.delenv("MONGOD", raising=False)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    with pytest.raises(RuntimeError, match="no mongod binary found"):
+        resolve_target("mongod")
+    assert resolve_target("auto")["kind"] == "embedded"
+    assert "no mongod binary" in resolve_target("auto")["banner"][0]

@@ -1,0 +1,92 @@
+"""linkbench_cached at smoke scale on every embedded engine, end to end, and its report pieces."""
+import json
+import os
+
+import polars as pl
+import psutil
+import pytest
+
+from enginebench.report import linkbench as lb
+from enginebench.report.claims import HOLDS, FAILS, NOT_EVALUATED
+from enginebench.report.prose import linkbench_findings
+from enginebench.report.rundata import latest_run, load_run
+
+
+@pytest.fixture(scope="module")
+def smoke_run(tmp_path_factory):
+    results = tmp_path_factory.mktemp("results")
+    data = tmp_path_factory.mktemp("data")
+    saved = {k: os.environ.get(k) for k in ("ENGINEBENCH_RESULTS", "ENGINEBENCH_DATA")}
+    os.environ["ENGINEBENCH_RESULTS"], os.environ["ENGINEBENCH_DATA"] = str(results), str(data)
+    try:
+        from enginebench import run
+        path = run.run("linkbench_cached", "smoke", "auto")
+        assert latest_run("linkbench_cached") == path
+        yield load_run(path), data
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def test_every_engine_completes_with_exact_counts(smoke_run):
+    run, _ = smoke_run
+    assert run.manifest["status"] == "complete"
+    engines = {s["engine"] + "/" + s["options"].get("table_type", "") for s in run.systems}
+    assert engines == {"wiredtiger/btree", "wiredtiger/lsm", "rocksdb/", "lmdb/"}
+    for s in run.systems:
+        assert s["status"] == "complete", s
+        assert s["load_verified"]["ok"], s["load_verified"]
+        assert s["consistency"]["mismatches"] == 0
+        assert s["transactions"] is True
+
+
+def test_tables_hold_every_interval_and_op(smoke_run):
+    run, _ = smoke_run
+    params = run.manifest["params"]
+    runs = run.intervals.filter(pl.col("phase") == "run")
+    assert runs.group_by("system").len()["len"].to_list() == [params["phases"]["intervals"]] * 4
+    assert (runs["requests"] > 0).all() and (runs["cpu_us_per_op"] > 0).all()
+    assert (runs["size_du_bytes"] > 0).all()
+    ops = set(run.ops.filter(pl.col("phase") == "run")["op"].unique().to_list())
+    assert {"GET_LINKS_LIST", "ADD_LINK", "GET_NODE", "UPDATE_NODE"} <= ops
+    loads = run.ops.filter(pl.col("phase") == "load")
+    nodes = loads.filter(pl.col("op") == "LOAD_NODE_BULK").group_by("system").agg(pl.col("items").sum())
+    assert nodes["items"].to_list() == [params["workload"]["maxid1"] - 1] * 4
+
+
+def test_provenance_is_recorded(smoke_run):
+    run, _ = smoke_run
+    m = run.manifest
+    for key in ("git", "packages", "host", "params", "started_at", "finished_at", "target"):
+        assert m[key], key
+    assert m["host"]["logical_cpus"] >= 1
+    assert all(info["version"] and info["engine_config"] for info in m["systems"].values())
+
+
+def test_data_is_removed_and_no_runner_is_left(smoke_run):
+    run, data = smoke_run
+    assert not any(p.is_file() for p in data.rglob("*")), "engine files are deleted after the run"
+    children = [p for p in psutil.Process().children(recursive=True) if "enginebench.runner" in " ".join(p.cmdline())]
+    assert children == []
+
+
+def test_report_pieces(smoke_run):
+    run, _ = smoke_run
+    ours = lb.our_tables(run)
+    assert ours["load"].height == 4 and "ops" in ours["load"].columns
+    assert len([t for t in ours if t.startswith("run")]) == run.manifest["params"]["phases"]["intervals"]
+    latency = lb.response_times(run)
+    assert {"p50_ms", "p99_ms", "p999_ms", "max_ms"} <= set(latency.columns)
+    claims = lb.claims_table(run)
+    assert claims.height == 8  # the claims of claims.csv that name linkbench_cached
+    assert set(claims["verdict"]) <= {HOLDS, FAILS, NOT_EVALUATED}
+    evaluated = claims.filter(pl.col("verdict") != NOT_EVALUATED)
+    assert evaluated.height >= 6 and evaluated["measured_ratio"].is_not_null().all()
+    oplog = claims.filter(pl.col("id") == "lb.oplog.wkb").row(0, named=True)
+    assert oplog["verdict"] == NOT_EVALUATED and "oplog" in oplog["reason"]
+    text = linkbench_findings(run, claims)
+    assert "**Load.**" in text and "**Claims.**" in text
+    assert json.dumps(run.manifest)  # serialisable as stored

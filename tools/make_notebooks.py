@@ -1,0 +1,148 @@
+"""Write notebooks/linkbench.ipynb from the cell sources below.
+
+The notebook is generated so its cells stay thin and reviewed as code; `make notebooks`
+regenerates it, executes it at the smoke scale, and keeps stored outputs only in the cells nbval
+checks (marked NBVAL_CHECK_OUTPUT), which are deterministic at that scale.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LINKBENCH = [
+    ("md", """# LinkBench: B-tree against LSM, re-run
+
+Re-runs the LinkBench experiments of *MongoDB 3.2 vs Linkbench* (2015): a social-graph workload
+loaded, then queried, on a b-tree engine (WiredTiger), an LSM (RocksDB) and the other engines the
+params name. Every number below comes from the run this notebook started (or was pointed at), and
+every claim of the post is evaluated against it. Parameters: `exp` (which LinkBench experiment),
+`scale` (`smoke`, `default`, `paper`), `target` (`auto`, `embedded`, `mongod`), and `run_dir` to
+report an existing run instead of starting one."""),
+    ("params", """exp = "linkbench_cached"  # linkbench_cached | linkbench_uncached_disk | linkbench_uncached_ssd
+scale = "smoke"  # smoke (CI, seconds) | default (minutes) | paper (the post's own sizes)
+target = "auto"  # auto | embedded | mongod
+run_dir = ""  # a results folder to report instead of running the experiment"""),
+    ("code", """from pathlib import Path
+
+from IPython.display import HTML, Image, Markdown, display
+
+import enginebench
+from enginebench.params import load_params
+from enginebench.report import charts, html, linkbench as lb
+from enginebench.report.prose import linkbench_findings
+from enginebench.report.rundata import load_run
+
+params = load_params(exp, scale)  # fails here, before anything starts, on a bad params file
+print(f"{params['title']}: scale {scale}, {len(params['systems'])} systems")"""),
+    ("code", """run_path = Path(run_dir) if run_dir else enginebench.run(exp, scale, target)
+run = load_run(run_path)
+display(HTML(html.banner(run)))"""),
+    ("md", "## What ran\n\nEach system is one engine configuration: label as in the post (`wt` WiredTiger, `rx` RocksDB, `op1` = writes also go to an oplog, as on a replica-set member)."),
+    ("code", """systems = [{"setup": s["label"], "role": s["role"], "engine": s["engine"], "version": s.get("version"),
+            "status": s.get("status"), "transactions": s.get("transactions"), "error": s.get("error") or ""}
+           for s in run.systems]
+import polars as pl
+display(HTML(html.table(pl.DataFrame(systems), "Systems")))"""),
+    ("check", """# NBVAL_CHECK_OUTPUT
+# Documents after the load, against what the params and the degree model require.
+for s in run.systems:
+    verified = s.get("load_verified") or {}
+    found, expected = verified.get("found", {}), verified.get("expected", {})
+    print(s["label"], ", ".join(f"{c} {found.get(c)}/{expected.get(c)}" for c in expected),
+          "ok" if verified.get("ok") else "MISMATCH")"""),
+    ("check", """# NBVAL_CHECK_OUTPUT
+# Count rows against visible links after the query phase: must be 0 where transactions ran.
+for s in run.systems:
+    consistency = s.get("consistency") or {}
+    print(s["label"], "mismatches:", consistency.get("mismatches"))"""),
+    ("md", """## Load phase
+
+The post's table (its hardware: 24 cores, 144 GB RAM, 2015 software) and ours, in its columns.
+`ops` is documents inserted per second over all collections; per-op figures are per node inserted,
+as the post normalised them. The post's `cpu/o` is vmstat's us+sy divided by ops, times 10^6; ours is
+microseconds of server CPU per operation, and `client cpu/o` is what the workload generator itself
+used (inside the same process for embedded engines)."""),
+    ("code", """ours = lb.our_tables(run)
+post = lb.post_tables(params["reference"]["config"])
+display(HTML(html.side_by_side(html.table(post.get("load", pl.DataFrame()), "2015: load"),
+                               html.table(ours.get("load", pl.DataFrame()), "measured: load"))))"""),
+    ("check", """# NBVAL_CHECK_OUTPUT
+# The schema of our load table (its values vary run to run; its columns must not).
+print(ours["load"].schema if "load" in ours else "no load table")"""),
+    ("md", "## Query phase\n\nThe post reported its 2nd and 12th hour; ours are the measured intervals of this scale."),
+    ("code", """post_runs = [html.table(t, f"2015: {name}") for name, t in post.items() if name != "load"]
+our_runs = [html.table(t, f"measured: {name}") for name, t in ours.items() if name != "load"]
+display(HTML(html.side_by_side(*post_runs)))
+display(HTML(html.side_by_side(*our_runs)))"""),
+    ("code", """for phase, title in (("load", "Load: documents inserted per second, per interval"),
+                     ("run", "Query phase: requests per second, per interval")):
+    chart = charts.throughput_over_time(run, phase, title)
+    if chart is not None:
+        display(Image(charts.to_png(chart)))"""),
+    ("code", """from enginebench.report.rundata import phase_summary
+summary = []
+for s in run.systems:
+    for phase in ("load", "run"):
+        row = phase_summary(run.intervals, s["label"], phase)
+        if row:
+            summary.append({"system": f"{s['label']} {phase}", **{k: row[k] for k, _ in charts.METRICS}})
+chart = charts.per_op_bars(pl.DataFrame(summary), "Per-operation metrics (load: per node inserted; run: per request)")
+if chart is not None:
+    display(Image(charts.to_png(chart)))"""),
+    ("md", "## Response time\n\nPer operation type over the whole query phase, from HdrHistograms merged exactly across workers and intervals (milliseconds)."),
+    ("code", """latency = lb.response_times(run)
+display(HTML(html.table(latency, "Response time per operation (ms)")))
+chart = charts.latency_bars(latency, "p50 and p99 per operation (ms, symlog scale)")
+if chart is not None:
+    display(Image(charts.to_png(chart)))"""),
+    ("md", "## Claims\n\nEach claim of the post for this experiment, its published ratio, our measured ratio and the verdict."),
+    ("code", """claims = lb.claims_table(run)
+display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measured_ratio", "expect", "verdict", "from", "reason"),
+                        "Claims", classes={"holds": "eb-holds", "does not hold": "eb-fails", "not evaluated": "eb-na"})))"""),
+    ("md", "## Findings"),
+    ("code", """display(Markdown(linkbench_findings(run, claims)))"""),
+    ("code", """display(HTML(html.provenance(run)))"""),
+]
+
+
+def build(cells) -> nbformat.NotebookNode:
+    nb = new_notebook()
+    nb.metadata["kernelspec"] = {"name": "enginebench", "display_name": "Python (enginebench)", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    for kind, source in cells:
+        if kind == "md":
+            nb.cells.append(new_markdown_cell(source))
+        else:
+            cell = new_code_cell(source)
+            if kind == "params":
+                cell.metadata["tags"] = ["parameters"]
+            nb.cells.append(cell)
+    return nb
+
+
+def keep_checked_outputs(path: Path) -> None:
+    """Drop outputs of every cell nbval does not check, so the stored notebook holds only the
+    deterministic reference outputs (and no timings, charts or host facts)."""
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        if "NBVAL_CHECK_OUTPUT" not in cell.source:
+            cell.outputs = []
+            cell.execution_count = None
+        cell.metadata.pop("execution", None)
+        cell.metadata.pop("papermill", None)
+    nb.metadata.pop("papermill", None)
+    nbformat.write(nb, path)
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--strip"]:
+        keep_checked_outputs(ROOT / "notebooks" / "linkbench.ipynb")
+    else:
+        nbformat.write(build(LINKBENCH), ROOT / "notebooks" / "linkbench.ipynb")

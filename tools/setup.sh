@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Install everything enginebench needs into ENV_DIR (a conda env, or a venv created here):
+# Debian build packages, the Python dependencies, WiredTiger's Python binding built with snappy
+# and zstd, and a Jupyter kernel named "enginebench".
+# Usage: tools/setup.sh ENV_DIR "DEBIAN PACKAGES"
+set -euo pipefail
+ENV_DIR=$1; PACKAGES=$2
+cd "$(dirname "$0")/.."
+
+missing=()
+for pkg in $PACKAGES; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "setup: installing Debian packages: ${missing[*]}"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "setup: missing Debian packages: ${missing[*]}; run: sudo apt-get install ${missing[*]}" >&2
+    exit 1
+  fi
+fi
+
+if [ ! -x "$ENV_DIR/bin/python" ]; then
+  python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+    || { echo "setup: Python 3.11 or newer is needed (found $(python3 --version))" >&2; exit 1; }
+  echo "setup: creating $ENV_DIR"
+  python3 -m venv "$ENV_DIR"
+fi
+PY="$ENV_DIR/bin/python"
+"$PY" -m pip install -q --upgrade pip
+echo "setup: installing the enginebench package and its dependencies"
+# swig 4.0.x: later versions dropped the Python 2 compatibility macros WiredTiger 11.3's interface uses.
+"$PY" -m pip install -q -e lib "swig==4.0.2" cmake ninja
+
+if ! "$PY" -c "import wiredtiger" 2>/dev/null; then
+  echo "setup: building WiredTiger's Python binding with snappy and zstd (about two minutes)"
+  build=$(bash tools/build_wiredtiger.sh "$PY" .build/wiredtiger)
+  site=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  echo "$build/out/lang/python" > "$site/enginebench-wiredtiger.pth"
+fi
+"$PY" - <<'PYCHECK'
+import wiredtiger, os, tempfile
+home = tempfile.mkdtemp()
+conn = wiredtiger.wiredtiger_open(home, "create")
+session = conn.open_session()
+for compressor in ("snappy", "zstd"):
+    session.create(f"table:{compressor}", f"key_format=S,value_format=S,block_compressor={compressor}")
+conn.close()
+print("setup: WiredTiger", wiredtiger.wiredtiger_version()[0], "with snappy and zstd")
+PYCHECK
+"$PY" -m ipykernel install --sys-prefix --name enginebench --display-name "Python (enginebench)" >/dev/null
+echo "setup: done ($ENV_DIR)"
