@@ -39,9 +39,9 @@ from enginebench.report.rundata import load_run
 
 params = load_params(exp, scale)  # fails here, before anything starts, on a bad params file
 print(f"{params['title']}: scale {scale}, {len(params['systems'])} systems")"""),
-    ("code", """run_path = Path(run_dir) if run_dir else enginebench.run(exp, scale, target)
-run = load_run(run_path)
-display(HTML(html.banner(run)))"""),
+    ("run", """run_path = Path(run_dir) if run_dir else enginebench.run(exp, scale, target)
+run = load_run(run_path)"""),
+    ("code", """display(HTML(html.banner(run)))"""),
     ("md", "## What ran\n\nEach system is one engine configuration: label as in the post (`wt` WiredTiger, `rx` RocksDB, `op1` = writes also go to an oplog, as on a replica-set member)."),
     ("code", """systems = [{"setup": s["label"], "role": s["role"], "engine": s["engine"], "version": s.get("version"),
             "status": s.get("status"), "transactions": s.get("transactions"), "error": s.get("error") or ""}
@@ -85,15 +85,13 @@ display(HTML(html.side_by_side(*our_runs)))"""),
     if chart is not None:
         display(Image(charts.to_png(chart)))"""),
     ("code", """from enginebench.report.rundata import phase_summary
-summary = []
-for s in run.systems:
-    for phase in ("load", "run"):
-        row = phase_summary(run.intervals, s["label"], phase)
-        if row:
-            summary.append({"system": f"{s['label']} {phase}", **{k: row[k] for k, _ in charts.METRICS}})
-chart = charts.per_op_bars(pl.DataFrame(summary), "Per-operation metrics (load: per node inserted; run: per request)")
-if chart is not None:
-    display(Image(charts.to_png(chart)))"""),
+for phase, title in (("load", "Load: per-operation metrics (per node inserted)"),
+                     ("run", "Query phase: per-operation metrics (per request)")):
+    rows = [{"system": s["label"], **phase_summary(run.intervals, s["label"], phase)}
+            for s in run.systems if phase_summary(run.intervals, s["label"], phase)]
+    chart = charts.per_op_bars(pl.DataFrame(rows), title) if rows else None
+    if chart is not None:
+        display(Image(charts.to_png(chart)))"""),
     ("md", "## Response time\n\nPer operation type over the whole query phase, from HdrHistograms merged exactly across workers and intervals (milliseconds)."),
     ("code", """latency = lb.response_times(run)
 display(HTML(html.table(latency, "Response time per operation (ms)")))
@@ -121,6 +119,8 @@ def build(cells) -> nbformat.NotebookNode:
             cell = new_code_cell(source)
             if kind == "params":
                 cell.metadata["tags"] = ["parameters"]
+            elif kind == "run":
+                cell.metadata["tags"] = ["hide-output"]
             nb.cells.append(cell)
     return nb
 

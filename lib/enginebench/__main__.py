@@ -30,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(load_params(args.exp, args.scale), indent=2))
         elif args.command == "experiment":
             from .experiment import run_experiment
-            from .run import TARGETS
+            from .driver import TARGETS
             if args.target not in TARGETS:
                 raise ValueError(f"unknown target {args.target!r}; allowed: {', '.join(TARGETS)}")
             load_params(args.exp, args.scale)  # fail fast, before a kernel starts
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "experiments":
             print("\n".join(experiments()))
         elif args.command == "run":
-            from .run import RunAborted, run
+            from .driver import RunAborted, run
             try:
                 path = run(args.exp, args.scale, args.target)
             except RunAborted as exc:

@@ -6,6 +6,7 @@ unknown names), and the executed notebook is converted to a static HTML page.
 """
 from __future__ import annotations
 
+import re
 import shutil
 import time
 from pathlib import Path
@@ -32,9 +33,21 @@ def check_parameters(notebook: Path, parameters: dict) -> None:
 def to_html(executed: Path, html_path: Path) -> None:
     import nbformat
     from nbconvert import HTMLExporter
-    exporter = HTMLExporter(exclude_input=True, exclude_input_prompt=True, exclude_output_prompt=True)
+    from traitlets.config import Config
+    config = Config()
+    # The run cell's output is its progress log: useful live, noise in the report.
+    config.TagRemovePreprocessor.enabled = True
+    config.TagRemovePreprocessor.remove_all_outputs_tags = {"hide-output"}
+    exporter = HTMLExporter(config=config, exclude_input=True, exclude_input_prompt=True,
+                            exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
-    html_path.write_text(body)
+    html_path.write_text(strip_remote_scripts(body))
+
+
+def strip_remote_scripts(page: str) -> str:
+    """The page must render offline: drop the template's CDN scripts (MathJax, require.js), which
+    no report cell needs (charts are embedded PNGs, tables plain HTML)."""
+    return re.sub(r"<script[^>]*\bsrc=[\"']https?://[^>]*>\s*</script>", "", page)
 
 
 def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_dir: str = "") -> Path:

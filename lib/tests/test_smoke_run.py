@@ -19,8 +19,8 @@ def smoke_run(tmp_path_factory):
     saved = {k: os.environ.get(k) for k in ("ENGINEBENCH_RESULTS", "ENGINEBENCH_DATA")}
     os.environ["ENGINEBENCH_RESULTS"], os.environ["ENGINEBENCH_DATA"] = str(results), str(data)
     try:
-        from enginebench import run
-        path = run.run("linkbench_cached", "smoke", "auto")
+        import enginebench
+        path = enginebench.run("linkbench_cached", "smoke", "auto")
         assert latest_run("linkbench_cached") == path
         yield load_run(path), data
     finally:

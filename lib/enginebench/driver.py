@@ -54,17 +54,18 @@ def check_resources(params: dict) -> list[str]:
 
 
 class Progress:
-    """tqdm bars on a terminal or notebook; one plain line per interval when headless."""
+    """tqdm bars on a terminal; one plain line per interval when headless or in a notebook
+    kernel (papermill relays those lines to the terminal running `make experiment`)."""
 
     def __init__(self, label: str):
         self.label = label
         self.bar = None
-        self.plain = not sys.stderr.isatty() and "ipykernel" not in sys.modules
+        self.plain = not sys.stderr.isatty() or "ipykernel" in sys.modules
 
     def phase(self, name: str, total: float | None, unit: str) -> None:
         self.close()
         if not self.plain:
-            from tqdm.auto import tqdm
+            from tqdm import tqdm
             self.bar = tqdm(total=total, desc=f"{self.label} {name}", unit=unit, leave=True)
 
     def advance(self, amount: float, line: str) -> None:
