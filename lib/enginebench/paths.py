@@ -32,7 +32,7 @@ def reference_dir() -> Path:
 
 
 def reports_dir() -> Path:
-    return repo_root() / "reports"
+    return Path(os.environ.get("ENGINEBENCH_REPORTS") or repo_root() / "reports")
 
 
 def scratch_dir() -> Path:

@@ -1,0 +1,65 @@
+"""`make experiment` at smoke scale, and the report page opened in headless Chromium: it renders
+offline, with no console errors, every chart image decoded, and the sections a reader needs."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+IMAGE_PROBE = """<script>window.addEventListener('load', () => {
+  const imgs = [...document.images];
+  document.title = 'IMAGES ' + imgs.length + ' ' + imgs.filter(i => i.complete && i.naturalWidth > 0).length;
+});</script>"""
+
+
+def chromium() -> str:
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert path, "headless Chromium is needed (Debian package chromium; `make setup` installs it)"
+    return path
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory):
+    base = tmp_path_factory.mktemp("report")
+    env = {**os.environ, "ENGINEBENCH_RESULTS": str(base / "results"), "ENGINEBENCH_DATA": str(base / "data"),
+           "ENGINEBENCH_REPORTS": str(base / "reports")}
+    out = subprocess.run([sys.executable, "-m", "enginebench", "experiment", "linkbench_cached", "--scale", "smoke"],
+                         env=env, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    page = base / "reports" / "linkbench_cached.html"
+    assert page.exists()
+    runs = list((base / "results" / "linkbench_cached").iterdir())
+    assert len(runs) == 1 and (runs[0] / "report.html").exists(), "the report is kept with its run"
+    return page
+
+
+def test_page_has_no_remote_resources(report):
+    text = report.read_text()
+    assert not re.search(r"<(script|link|img)[^>]+(src|href)=[\"']https?://", text)
+
+
+def test_page_renders_in_chromium(report, tmp_path):
+    probe = tmp_path / "probe.html"
+    probe.write_text(report.read_text().replace("</body>", IMAGE_PROBE + "</body>"))
+    shot = tmp_path / "report.png"
+    run = subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+                          "--enable-logging=stderr", "--v=0", "--virtual-time-budget=10000",
+                          "--window-size=1300,4000", f"--screenshot={shot}", probe.as_uri()],
+                         capture_output=True, text=True, timeout=120)
+    assert shot.exists() and shot.read_bytes()[:4] == b"\x89PNG", run.stderr[-2000:]
+    console_errors = [l for l in run.stderr.splitlines() if "CONSOLE" in l and ("Uncaught" in l or "rror" in l)]
+    assert not console_errors, console_errors
+    dom = subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile2'}",
+                          "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
+                         capture_output=True, text=True, timeout=120).stdout
+    match = re.search(r"<title>IMAGES (\d+) (\d+)</title>", dom)
+    assert match, "the page did not finish loading"
+    total, decoded = map(int, match.groups())
+    assert total >= 5 and decoded == total, f"{decoded} of {total} chart images decoded"
+    for heading in ("Load phase", "Query phase", "Response time", "Claims", "Findings", "Provenance"):
+        assert heading in dom, heading
+    assert "holds" in dom and "wt.op1" in dom and "rx.op1" in dom
