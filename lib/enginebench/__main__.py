@@ -24,6 +24,8 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--target", default="auto")
     e.add_argument("--run-dir", default="", help="report this results folder instead of running")
     sub.add_parser("experiments", help="list the experiments")
+    sub.add_parser("reports", help="write reports/index.html over all runs")
+    sub.add_parser("bench", help="measure the harness itself (client CPU, sampler cost, start-up)")
     args = parser.parse_args(argv)
     try:
         if args.command == "params":
@@ -33,8 +35,24 @@ def main(argv: list[str] | None = None) -> int:
             from .driver import TARGETS
             if args.target not in TARGETS:
                 raise ValueError(f"unknown target {args.target!r}; allowed: {', '.join(TARGETS)}")
-            load_params(args.exp, args.scale)  # fail fast, before a kernel starts
-            print(f"report: {run_experiment(args.exp, args.scale, args.target, args.run_dir)}")
+            load_params(args.exp, args.scale)  # fail fast, before anything starts
+            from .driver import RunAborted
+            try:
+                report = run_experiment(args.exp, args.scale, args.target, args.run_dir)
+            except RunAborted as exc:
+                print(f"enginebench: aborted: {exc}", file=sys.stderr)
+                return 130
+            print(f"report: {report.page}")
+            status = json.loads((report.run_dir / "manifest.json").read_text())["status"]
+            if status != "complete":
+                print(f"enginebench: the run's status is {status}; the report says what happened", file=sys.stderr)
+                return 1
+        elif args.command == "reports":
+            from .report.index import write_index
+            print(f"index: {write_index()}")
+        elif args.command == "bench":
+            from .bench import main as bench
+            bench()
         elif args.command == "experiments":
             print("\n".join(experiments()))
         elif args.command == "run":

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import re
 import shutil
-import time
 from pathlib import Path
+from typing import NamedTuple
 
 from .params import load_params
-from .paths import repo_root, reports_dir, results_dir
+from .paths import repo_root, reports_dir
 
 KERNEL = "enginebench"
 
@@ -50,38 +50,35 @@ def strip_remote_scripts(page: str) -> str:
     return re.sub(r"<script[^>]*\bsrc=[\"']https?://[^>]*>\s*</script>", "", page)
 
 
-def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_dir: str = "") -> Path:
+class Report(NamedTuple):
+    page: Path      # reports/<exp>.html
+    run_dir: Path   # the results folder it was made from
+
+
+def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_dir: str = "") -> Report:
+    """Run the experiment in this process (so Ctrl-C and SIGTERM reach the driver, which stops the
+    runner cleanly and marks the run aborted), then render its notebook against the results."""
     import papermill
     params = load_params(exp, scale)
     notebook = notebook_path(params["notebook"])
     if not notebook.exists():
         raise ValueError(f"{params['params_file']}: notebook: {notebook} does not exist")
+    check_parameters(notebook, {"exp": exp, "scale": scale, "target": target, "run_dir": run_dir})
+    if not run_dir:
+        from .driver import run
+        run_dir = str(run(exp, scale, target))
     parameters = {"exp": exp, "scale": scale, "target": target, "run_dir": run_dir}
-    check_parameters(notebook, parameters)
     out_dir = reports_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
     executed = out_dir / f"{exp}.ipynb"
-    started = time.time()
+    html_path = out_dir / f"{exp}.html"
     try:
         papermill.execute_notebook(str(notebook), str(executed), parameters=parameters, kernel_name=KERNEL,
                                    cwd=str(notebook.parent), progress_bar=False, log_output=True)
     finally:
         # Even a failed execution leaves a notebook whose error cells say what went wrong.
         if executed.exists():
-            html_path = out_dir / f"{exp}.html"
             to_html(executed, html_path)
-            if not run_dir:
-                _copy_into_run(exp, started, executed, html_path)
-    return out_dir / f"{exp}.html"
-
-
-def _copy_into_run(exp: str, started: float, executed: Path, html_path: Path) -> None:
-    """Keep the report next to the results it was made from (the newest run since we started)."""
-    base = results_dir() / exp
-    if not base.is_dir():
-        return
-    runs = [p for p in base.iterdir() if p.is_dir() and p.stat().st_mtime >= started - 1]
-    if runs:
-        newest = max(runs, key=lambda p: p.name)
-        shutil.copy2(executed, newest / "report.ipynb")
-        shutil.copy2(html_path, newest / "report.html")
+            shutil.copy2(executed, Path(run_dir) / "report.ipynb")
+            shutil.copy2(html_path, Path(run_dir) / "report.html")
+    return Report(html_path, Path(run_dir))
