@@ -16,7 +16,8 @@ import sys
 import threading
 from pathlib import Path
 
-from .metrics.sampler import Sampler
+from .metrics.sampler import Sampler, device_of
+from .resources.profiles import ResourcePlan, SystemResources, plan_resources
 from .params import load_params
 from .paths import scratch_dir
 from .results.rundir import RunFolder
@@ -35,22 +36,6 @@ def _die_with_parent() -> None:
     # The runner must not outlive the parent (e.g. a killed notebook kernel): PR_SET_PDEATHSIG.
     libc = ctypes.CDLL("libc.so.6", use_errno=True)
     libc.prctl(1, signal.SIGTERM)
-
-
-def check_resources(params: dict) -> list[str]:
-    """What the resource profile asks for that this version cannot enforce. Errors out when the
-    params require enforcement; otherwise returns banner lines for the report."""
-    memory, storage = params["resources"]["memory"], params["resources"]["storage"]
-    missing = []
-    if memory["limit_mb"] is not None:
-        missing.append(f"memory limit of {memory['limit_mb']} MB")
-    if storage["profile"] != "none":
-        missing.append(f"storage profile {storage['profile']!r}")
-    if missing and memory["enforce"] == "required":
-        raise RuntimeError(f"{params['params_file']}: resources: {' and '.join(missing)} cannot be enforced by "
-                           "this version (resource profiles are not available yet) and "
-                           "resources.memory.enforce is 'required'; nothing was started")
-    return [f"Not enforced: {m} (resource profiles are not available in this version)." for m in missing]
 
 
 class Progress:
@@ -81,7 +66,8 @@ class Progress:
             self.bar = None
 
 
-def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, stop_flag: threading.Event) -> dict:
+def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, stop_flag: threading.Event,
+                plan: ResourcePlan) -> dict:
     label = system["label"]
     sys_dir = folder.system_dir(label)
     data_dir = scratch_dir() / params["experiment"] / folder.run_id / label
@@ -99,14 +85,30 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
     spec_path.write_text(json.dumps(spec, indent=2))
     expected = build_workload(spec["workload"]).expected_after_load()
 
+    result = {"label": label, "status": "running", "events": [], "error": None}
+    with SystemResources(plan, f"enginebench-{folder.run_id}-{label}", device_of(data_dir)) as resources:
+        try:
+            _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, phases, stop_flag,
+                       resources, result)
+        finally:
+            result["resources"] = resources.report()
+            folder.record_system(result)
+    return result
+
+
+def _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, phases, stop_flag, resources,
+               result) -> None:
+    """Start the runner inside the system's resource profile, relay and keep its events, sample it."""
+    def preexec():
+        _die_with_parent()
+        resources.preexec()
     events_path = sys_dir / "events.jsonl"
     stderr = open(sys_dir / "runner.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "enginebench.runner.child", str(spec_path)],
-                            stdout=subprocess.PIPE, stderr=stderr, text=True, preexec_fn=_die_with_parent)
-    sampler = Sampler([proc.pid], data_dir, params["metrics"]["sample_s"])
+                            stdout=subprocess.PIPE, stderr=stderr, text=True, preexec_fn=preexec)
+    sampler = Sampler([proc.pid], data_dir, params["metrics"]["sample_s"], extra=resources.io_counters)
     sampler.start()
     progress = Progress(label)
-    result = {"label": label, "status": "running", "events": [], "error": None}
     interrupted = False
     try:
         with open(events_path, "w") as events_file:
@@ -144,8 +146,6 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
             result["status"] = "aborted" if (interrupted or stop_flag.is_set()) else "failed"
             result["error"] = ("interrupted" if result["status"] == "aborted" else
                                f"runner exited with code {proc.returncode}; see {sys_dir / 'runner.log'}")
-        folder.record_system(result)
-    return result
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -184,10 +184,9 @@ def run(exp: str, scale: str = "default", target: str = "auto") -> Path:
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; allowed: {', '.join(TARGETS)}")
     params = load_params(exp, scale)
-    banner = check_resources(params)
     resolved = resolve_target(target)
-    banner = resolved["banner"] + banner
-    folder = RunFolder.create(params, resolved, banner)
+    plan = plan_resources(params)  # raises, starting nothing, when a required limit is impossible
+    folder = RunFolder.create(params, resolved, resolved["banner"] + plan.banner(), plan.describe())
     stop_flag = threading.Event()
     previous = None
     if threading.current_thread() is threading.main_thread():
@@ -198,7 +197,7 @@ def run(exp: str, scale: str = "default", target: str = "auto") -> Path:
     status = "complete"
     try:
         for system in params["systems"]:
-            result = _run_system(folder, params, system, resolved, stop_flag)
+            result = _run_system(folder, params, system, resolved, stop_flag, plan)
             if result["status"] == "aborted":
                 status = "aborted"
                 break

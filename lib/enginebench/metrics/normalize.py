@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 
 COUNTERS = ("cpu_user_s", "cpu_sys_s", "ctx_switches", "proc_read_bytes", "proc_write_bytes",
-            "dev_reads", "dev_read_bytes", "dev_writes", "dev_write_bytes")
+            "dev_reads", "dev_read_bytes", "dev_writes", "dev_write_bytes", "cg_reads", "cg_writes")
 
 
 def interpolate(samples: list[dict], key: str, t: float) -> float | None:
@@ -69,5 +69,13 @@ def per_op(deltas: dict, ops: float, seconds: float, normaliser: float | None = 
         "wkb_per_op": ratio(deltas.get("dev_write_bytes"), 1 / 1024),
         "cs_per_op": ratio(deltas.get("ctx_switches")),
         "cpu_us_per_op": ratio(cpu, 1e6),
-        "read_iops": deltas["dev_reads"] / seconds if deltas.get("dev_reads") is not None and seconds > 0 else None,
+        "read_iops": _rate(deltas.get("dev_reads"), seconds),
+        "write_iops": _rate(deltas.get("dev_writes"), seconds),
+        # IOs issued by the system's own cgroup (exact, where a storage profile is enforced).
+        "cg_read_iops": _rate(deltas.get("cg_reads"), seconds),
+        "cg_write_iops": _rate(deltas.get("cg_writes"), seconds),
     }
+
+
+def _rate(value, seconds):
+    return value / seconds if value is not None and seconds > 0 else None

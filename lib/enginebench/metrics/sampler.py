@@ -95,7 +95,8 @@ def process_counters(pids: list[int], last_seen: dict[int, dict] | None = None) 
 class Sampler:
     """Samples every `interval_s` seconds in a thread; `samples` is the list of rows."""
 
-    def __init__(self, pids: list[int], data_dir: str | Path, interval_s: float, *, size_every: int = 1):
+    def __init__(self, pids: list[int], data_dir: str | Path, interval_s: float, *, size_every: int = 1,
+                 extra=None):
         self.pids = pids
         self.data_dir = Path(data_dir)
         self.interval_s = interval_s
@@ -106,12 +107,18 @@ class Sampler:
         self._size_every = size_every
         self.cpu_s = 0.0  # the sampler's own CPU, reported by `make bench`
         self._last_seen: dict[int, dict] = {}
+        self._extra = extra  # more cumulative counters per sample, e.g. the cgroup's device IOs
 
     def sample(self) -> dict:
         row = {"t": time.time()}
         row.update(process_counters(self.pids, self._last_seen))
         if self.device is not None:
             row.update(read_diskstats(self.device) or {})
+        if self._extra is not None:
+            try:
+                row.update(self._extra())
+            except OSError:
+                pass  # the group is being removed as the system finishes
         if len(self.samples) % self._size_every == 0 and self.data_dir.exists():
             row["size_du_bytes"], row["size_apparent_bytes"] = dir_size(self.data_dir)
         return row

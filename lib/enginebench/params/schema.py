@@ -95,6 +95,9 @@ class Phases(Strict):
     requesters: int = Field(ge=1, le=1024)
     load_interval_s: float = Field(10, gt=0)
     quiesce_s: float = Field(5, ge=0)
+    # Between load and measured phases: close the engine and evict its files from the page cache
+    # (fadvise: only this system's files; drop_caches: the whole page cache, root only).
+    cold_start: Literal["none", "fadvise", "drop_caches"] = "none"
     warmup_s: float = Field(0, ge=0)
     interval_s: float = Field(gt=0)
     intervals: int = Field(ge=1)

@@ -70,8 +70,13 @@ def banner(run: RunData) -> str:
                     f"Systems that completed: {', '.join(ran) or 'none'}.")
     if not_ok:
         lines.append("Did not complete: " + "; ".join(html.escape(x) for x in not_ok) + ".")
-    resources = m.get("resources", {})
-    lines.append(f"Memory limit: {resources.get('memory_limit')}; storage profile: {resources.get('storage_profile')}.")
+    plan = m.get("resources") or {}
+    memory = (f"{plan['memory_limit_mb']} MB ({plan.get('method_memory') or 'not enforced'})"
+              if plan.get("memory_limit_mb") else "none")
+    storage = plan.get("storage_profile", "none")
+    if storage != "none":
+        storage += f" ({plan.get('method_io') or 'not enforced'})"
+    lines.append(f"Memory limit: {memory}; storage profile: {storage}.")
     css = "eb-banner eb-ok" if m["status"] == "complete" and not not_ok else "eb-banner"
     return STYLE + f"<div class='{css}'>" + "<br>".join(lines) + "</div>"
 

@@ -9,12 +9,9 @@ from pathlib import Path
 import polars as pl
 from hdrh.histogram import HdrHistogram
 
-from ..metrics.normalize import per_op
+from ..metrics.normalize import COUNTERS, per_op
 from ..results.tables import LOAD_NORMALISER_OP, PERCENTILES
 from ..paths import results_dir
-
-COUNTERS = ("cpu_user_s", "cpu_sys_s", "ctx_switches", "dev_reads", "dev_read_bytes", "dev_writes",
-            "dev_write_bytes", "proc_read_bytes", "proc_write_bytes")
 
 
 @dataclass

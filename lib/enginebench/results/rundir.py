@@ -34,7 +34,7 @@ class RunFolder:
         return self.path.name
 
     @classmethod
-    def create(cls, params: dict, target: dict, banner: list[str]) -> "RunFolder":
+    def create(cls, params: dict, target: dict, banner: list[str], resources: dict) -> "RunFolder":
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
         host = socket.gethostname().split(".")[0] or "host"
         base = results_dir() / params["experiment"]
@@ -55,7 +55,7 @@ class RunFolder:
             "status": "running", "started_at": datetime.now(timezone.utc).isoformat(), "finished_at": None,
             "target": {k: v for k, v in target.items() if k != "banner"}, "banner": banner,
             "params": params, "git": git_state(), "packages": package_versions(),
-            "host": host_facts(scratch), "resources": {"memory_limit": "not enforced", "storage_profile": "not enforced"},
+            "host": host_facts(scratch), "resources": resources,
             "systems": {},
         }
         folder = cls(base / name, manifest)
@@ -93,7 +93,7 @@ class RunFolder:
             "status": result["status"], "error": result["error"],
             "engine_reported": info.get("engine"), "version": info.get("version"), "engine_config": info.get("config"),
             "transactions": info.get("atomic"), "device": result.get("device"),
-            "sampler_cpu_s": result.get("sampler_cpu_s"),
+            "sampler_cpu_s": result.get("sampler_cpu_s"), "resources": result.get("resources"),
             "load_verified": (by_kind.get("load_verified") or [None])[0],
             "consistency": (by_kind.get("consistency") or [None])[0],
             "phases": [{k: v for k, v in e.items() if k != "event"} for e in by_kind.get("phase_end", [])],

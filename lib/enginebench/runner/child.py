@@ -54,14 +54,17 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
-    store = None
+    holder = {"store": None}  # the open store (the cold start replaces it)
     try:
-        store = open_store(spec)
+        store = holder["store"] = open_store(spec)
         info = store.info()
         emit({"event": "store_info", "engine": info.engine, "version": info.version, "config": info.config,
               "atomic": store.atomic})
         workload = build_workload(spec["workload"])
-        status = workload.run_plan(store, spec["phases"], emit, abort)
+        def reopen():
+            holder["store"] = open_store(spec)
+            return holder["store"]
+        status = workload.run_plan(store, {**spec["phases"], "data_dir": spec["data_dir"]}, emit, abort, reopen)
         errors = [e for e in emitted if e.get("event") == "phase_end" and e.get("error")]
         emit({"event": "done", "status": status, "t": time.time(),
               "error": errors[-1]["error"] if errors and status != "complete" else None})
@@ -71,9 +74,9 @@ def main(argv: list[str]) -> int:
               "t": time.time()})
         return 2
     finally:
-        if store is not None:
+        if holder["store"] is not None:
             try:
-                store.close()
+                holder["store"].close()
             except Exception as exc:  # the run's result stands; the close failure is reported
                 emit({"event": "close_failed", "error": str(exc)})
 

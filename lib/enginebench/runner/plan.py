@@ -8,6 +8,7 @@ from __future__ import annotations
 import threading
 import time
 
+from .coldstart import evict
 from .phases import run_phase
 
 
@@ -27,7 +28,7 @@ def outcome(phase: dict) -> str | None:
     return "aborted" if phase["error"] == "interrupted" else "failed"
 
 
-def load_then_measure(workload, store, phases: dict, emit, abort: threading.Event) -> str:
+def load_then_measure(workload, store, phases: dict, emit, abort: threading.Event, reopen=None) -> str:
     workload.setup(store)
     load = run_phase("load", workload.load_threads(phases["loaders"]), store, emit,
                      interval_s=phases["load_interval_s"], duration_s=None, abort=abort,
@@ -43,6 +44,10 @@ def load_then_measure(workload, store, phases: dict, emit, abort: threading.Even
     store.checkpoint()
     time.sleep(phases["quiesce_s"])
     emit({"event": "quiesce", "seconds": time.time() - started, "checkpoint": True})
+    if phases["intervals"] and phases.get("cold_start", "none") != "none":
+        store.close()
+        emit({"event": "cold_start", **evict(phases["data_dir"], phases["cold_start"])})
+        store = reopen()
 
     if phases["intervals"] == 0:
         return "complete"  # a load-only system

@@ -159,8 +159,8 @@ class LinkBench:
     def requester(self, worker_index: int, n_workers: int) -> "Requester":
         return Requester(self, worker_index, n_workers)
 
-    def run_plan(self, store: Store, phases: dict, emit, abort) -> str:
-        return load_then_measure(self, store, phases, emit, abort)
+    def run_plan(self, store: Store, phases: dict, emit, abort, reopen=None) -> str:
+        return load_then_measure(self, store, phases, emit, abort, reopen)
 
     # -- consistency ----------------------------------------------------------------------
     def check(self, store: Store) -> dict:

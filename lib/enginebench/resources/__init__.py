@@ -1,0 +1,1 @@
+"""Memory and storage profiles for the system under test."""

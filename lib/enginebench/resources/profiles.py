@@ -1,0 +1,169 @@
+"""Resource profiles: what makes "cached", "uncached", "disk" and "SSD" mean the same on any box.
+
+Memory: a cgroup memory limit on the server process (v1 or v2), else an mlock'ed memory hog that
+leaves the requested amount free, as the LinkBench post did. Storage: read/write IOPS and
+bandwidth caps through blkio (v1) or io.max (v2) on the disk that holds the data directory.
+`enforce: required` refuses to start what cannot be enforced; `best_effort` runs and says so.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import asdict, dataclass, field
+
+import psutil
+
+from ..metrics.sampler import Device
+from .cgroups import Cgroup, CgroupError, IOCaps, remove_stale, version
+
+MB = 1 << 20
+
+# The posts' devices. disk: six 10k-rpm SAS disks in hardware RAID 0, "~1200 IOPs" (seed 000),
+# ~150 MB/s each sequentially. ssd: Intel DC S3700 datasheet: 75k random read / 36k random write
+# 4 KiB IOPS, 500 MB/s read and 460 MB/s write sequential.
+STORAGE_PROFILES: dict[str, IOCaps | None] = {
+    "none": None,
+    "disk": IOCaps(read_iops=1200, write_iops=1200, read_bps=900 * MB, write_bps=900 * MB),
+    "ssd": IOCaps(read_iops=75_000, write_iops=36_000, read_bps=500 * MB, write_bps=460 * MB),
+}
+
+
+class ResourceError(RuntimeError):
+    """A required limit cannot be enforced on this machine; nothing was started."""
+
+
+def cgroups_writable() -> tuple[bool, str]:
+    """Can this process create (and remove) a group with the controllers we need?"""
+    if version() is None:
+        return False, "no cgroup hierarchy is mounted"
+    try:
+        probe = Cgroup.create(f"enginebench-probe-{os.getpid()}", memory=True, io=True)
+        probe.remove()
+        return True, f"cgroup v{version()}"
+    except (CgroupError, OSError) as exc:
+        return False, str(exc)
+
+
+@dataclass
+class ResourcePlan:
+    """What a run will enforce, decided before anything starts."""
+    memory_limit_mb: int | None
+    storage_profile: str
+    method_memory: str | None          # "cgroup" | "mlock-hog" | None
+    method_io: str | None              # "cgroup" | None
+    not_enforced: list[str] = field(default_factory=list)
+
+    def banner(self) -> list[str]:
+        return [f"Not enforced: {item}." for item in self.not_enforced]
+
+    def describe(self) -> dict:
+        return asdict(self)
+
+
+def plan_resources(params: dict) -> ResourcePlan:
+    memory, storage = params["resources"]["memory"], params["resources"]["storage"]
+    limit, profile = memory["limit_mb"], storage["profile"]
+    ok, why = cgroups_writable() if (limit is not None or profile != "none") else (False, "")
+    plan = ResourcePlan(limit, profile, None, None)
+    if limit is not None:
+        if ok:
+            plan.method_memory = "cgroup"
+        elif _can_mlock():
+            plan.method_memory = "mlock-hog"
+        else:
+            plan.not_enforced.append(f"memory limit of {limit} MB (cgroups: {why}; mlock not permitted)")
+    if profile != "none":
+        if ok:
+            plan.method_io = "cgroup"
+        else:
+            plan.not_enforced.append(f"storage profile {profile!r} (cgroups: {why})")
+    if plan.not_enforced and memory["enforce"] == "required":
+        raise ResourceError(f"{params['params_file']}: resources.memory.enforce is 'required' but this machine "
+                            f"cannot enforce: {'; '.join(plan.not_enforced)}. Nothing was started. Run as root "
+                            "on a machine with writable cgroups, or set enforce: best_effort.")
+    return plan
+
+
+def _can_mlock() -> bool:
+    import resource
+    soft, _ = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+    return os.geteuid() == 0 or soft == resource.RLIM_INFINITY
+
+
+class SystemResources:
+    """The limits around one system's runner process, from creation to removal."""
+
+    def __init__(self, plan: ResourcePlan, name: str, device: Device | None):
+        self.plan = plan
+        self.name = name
+        self.device = device
+        self.cgroup: Cgroup | None = None
+        self.hog: subprocess.Popen | None = None
+        self.notes: list[str] = []
+
+    def __enter__(self) -> "SystemResources":
+        remove_stale()
+        want_memory = self.plan.method_memory == "cgroup"
+        want_io = self.plan.method_io == "cgroup" and self.device is not None
+        if self.plan.method_io == "cgroup" and self.device is None:
+            self.notes.append("storage profile not enforced: the data directory is on no block device")
+        if want_memory or want_io:
+            self.cgroup = Cgroup.create(self.name, memory=want_memory, io=want_io)
+            if want_memory:
+                self.cgroup.limit_memory(self.plan.memory_limit_mb * MB)
+            if want_io:
+                self.cgroup.limit_io(self.device.major, self.device.minor, STORAGE_PROFILES[self.plan.storage_profile])
+        if self.plan.method_memory == "mlock-hog":
+            self._start_hog()
+        return self
+
+    def _start_hog(self) -> None:
+        free = psutil.virtual_memory().available
+        size = free - self.plan.memory_limit_mb * MB
+        if size <= 0:
+            self.notes.append(f"memory hog not needed: only {free // MB} MB were available")
+            return
+        self.hog = subprocess.Popen([sys.executable, "-m", "enginebench.resources.hog", str(size)],
+                                    stdout=subprocess.PIPE, text=True)
+        line = self.hog.stdout.readline().strip()
+        if not line.startswith("locked"):
+            self.hog.kill()
+            self.hog.wait()
+            self.hog = None
+            self.notes.append(f"memory hog failed ({line}); memory limit not enforced")
+        else:
+            self.notes.append(f"memory hog locked {size // MB} MB, leaving {self.plan.memory_limit_mb} MB")
+
+    def preexec(self) -> None:
+        """Runs in the runner process before exec: join the group before allocating anything."""
+        if self.cgroup is not None:
+            self.cgroup.add_self()
+
+    def report(self) -> dict:
+        caps = STORAGE_PROFILES[self.plan.storage_profile]
+        out = {"memory_method": self.plan.method_memory, "memory_limit_mb": self.plan.memory_limit_mb,
+               "storage_profile": self.plan.storage_profile, "io_method": self.plan.method_io if self.cgroup else None,
+               "io_caps": asdict(caps) if caps else None, "notes": self.notes}
+        if self.cgroup is not None:
+            out["cgroup"] = {k: str(v) for k, v in self.cgroup.paths.items()}
+            out["cgroup_version"] = self.cgroup.v
+            out["memory"] = self.cgroup.memory_report()
+            out["io"] = self.cgroup.io_report()
+        return out
+
+    def io_counters(self) -> dict:
+        """The group's cumulative device IOs on the data disk (for the sampler)."""
+        if self.cgroup is None or self.device is None or self.plan.method_io != "cgroup":
+            return {}
+        from .cgroups import whole_disk
+        key = "{}:{}".format(*whole_disk(self.device.major, self.device.minor))
+        stats = self.cgroup.io_report().get(key, {})
+        return {"cg_reads": stats.get("reads", 0), "cg_writes": stats.get("writes", 0)}
+
+    def __exit__(self, *exc) -> None:
+        if self.hog is not None:
+            self.hog.kill()
+            self.hog.wait()
+        if self.cgroup is not None:
+            self.cgroup.remove()
