@@ -60,6 +60,19 @@ for s in run.systems:
 for s in run.systems:
     consistency = s.get("consistency") or {}
     print(s["label"], "mismatches:", consistency.get("mismatches"))"""),
+    ("md", """## Resources
+
+What the resource profile enforced for each system: the memory limit on the runner process (the
+engine's server) with the peak it reached, the emulated device's IOPS caps with the IOPS the
+system's cgroup actually issued per interval, and how the database was evicted before the queries."""),
+    ("code", """from enginebench.report import resources
+display(HTML(html.table(resources.resources_table(run), "Resources per system")))
+held = resources.caps_held(run)
+if held:
+    display(Markdown("\\n".join(f"- {line}" for line in held)))
+chart = resources.physical_limit_chart(run)
+if chart is not None:
+    display(Image(charts.to_png(chart)))"""),
     ("md", """## Load phase
 
 The post's table (its hardware: 24 cores, 144 GB RAM, 2015 software) and ours, in its columns.

@@ -62,9 +62,13 @@ def per_op(deltas: dict, ops: float, seconds: float, normaliser: float | None = 
     cpu = None
     if deltas.get("cpu_user_s") is not None and deltas.get("cpu_sys_s") is not None:
         cpu = deltas["cpu_user_s"] + deltas["cpu_sys_s"]
+    # Reads per op: the system's own cgroup reads where a storage profile is enforced (exact);
+    # otherwise the device's, as the post's iostat figures were.
+    reads = deltas.get("cg_reads") if deltas.get("cg_reads") is not None else deltas.get("dev_reads")
     return {
         "ops_per_s": ops / seconds if seconds > 0 else None,
-        "r_per_op": ratio(deltas.get("dev_reads")),
+        "r_per_op": ratio(reads),
+        "device_r_per_op": ratio(deltas.get("dev_reads")),
         "rkb_per_op": ratio(deltas.get("dev_read_bytes"), 1 / 1024),
         "wkb_per_op": ratio(deltas.get("dev_write_bytes"), 1 / 1024),
         "cs_per_op": ratio(deltas.get("ctx_switches")),

@@ -1,13 +1,14 @@
 """LinkBench report pieces: the post's tables next to ours, response times, claims, findings."""
 from __future__ import annotations
 
+import math
 import re
 
 import polars as pl
 
 from ..paths import reference_dir
 from .claims import Measured, evaluate, load_claims
-from .rundata import RunData, merged_latency, phase_summary
+from .rundata import RunData, latest_run, load_run, merged_latency, phase_summary
 
 MB = 1 << 20
 GB = 1 << 30
@@ -118,13 +119,48 @@ def _value(run: RunData, label: str, phase: str, metric: str, op: str | None):
     return None if key is None else summary.get(key)
 
 
+def _cross_experiment(run: RunData, claim: dict) -> Measured:
+    """A claim comparing two experiments (e.g. load rate on disk / on SSD, per engine): uses this
+    run for its own experiment and the latest complete run of the other, and names both."""
+    exps = claim["experiment"].split("+")
+    runs = {}
+    for exp in exps:
+        if exp == run.manifest["experiment"]:
+            runs[exp] = run
+        else:
+            path = latest_run(exp)
+            if path is None:
+                return Measured(None, "", f"needs a complete run of {exp} (make experiment EXP={exp})")
+            runs[exp] = load_run(path)
+    m = re.fullmatch(r"(load|run)\.(\w+) \((\w+) / (\w+) per engine\)", claim["metric"])
+    if not m:
+        return Measured(None, "", f"metric {claim['metric']!r} has no cross-experiment resolver")
+    phase, metric = m.group(1), m.group(2)
+    a_run, b_run = runs[exps[0]], runs[exps[1]]
+    ratios, details = [], []
+    for role in claim["numerator_role"].split("|"):
+        a, _ = pick_pair(a_run, role, role)
+        b, _ = pick_pair(b_run, role, role)
+        if a is None or b is None:
+            continue
+        va, vb = _value(a_run, a["label"], phase, metric, None), _value(b_run, b["label"], phase, metric, None)
+        if va is not None and vb:
+            ratios.append(va / vb)
+            details.append(f"{role}: {a['label']} {_short(va)} / {_short(vb)}")
+    if not ratios:
+        return Measured(None, "", "no engine role was measured in both experiments")
+    used = "; ".join(f"{exp} run {r.manifest['run_id']}" for exp, r in runs.items())
+    # The claim holds only if it holds for every engine: report the ratio farthest from 1.
+    worst = max(ratios, key=lambda r: abs(math.log(r)))
+    return Measured(worst, f"{', '.join(details)} (runs: {used})")
+
+
 def resolver(run: RunData):
     exp = run.manifest["experiment"]
 
     def resolve(claim: dict) -> Measured:
         if "+" in claim["experiment"]:
-            return Measured(None, "", f"spans experiments ({claim['experiment']}); evaluated from the latest run of each "
-                                      "when those experiments exist")
+            return _cross_experiment(run, claim)
         metric_text = claim["metric"]
         m = re.fullmatch(r"(load|run)\.(\w+)(?: (\S+))?(?: \((.*)\))?", metric_text)
         if not m:

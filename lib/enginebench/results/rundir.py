@@ -96,6 +96,7 @@ class RunFolder:
             "sampler_cpu_s": result.get("sampler_cpu_s"), "resources": result.get("resources"),
             "load_verified": (by_kind.get("load_verified") or [None])[0],
             "consistency": (by_kind.get("consistency") or [None])[0],
+            "cold_start": (by_kind.get("cold_start") or [None])[0],
             "phases": [{k: v for k, v in e.items() if k != "event"} for e in by_kind.get("phase_end", [])],
         }
         self.manifest["systems"] = self.systems
