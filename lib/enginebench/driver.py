@@ -9,11 +9,13 @@ from __future__ import annotations
 
 import ctypes
 import json
+import queue
 import shutil
 import signal
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 from .metrics.sampler import Sampler, device_of
@@ -98,38 +100,58 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
 
 def _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, phases, stop_flag, resources,
                result) -> None:
-    """Start the runner inside the system's resource profile, relay and keep its events, sample it."""
+    """Start the runner inside the system's resource profile, relay and keep its events, sample it.
+
+    A reader thread drains the runner's stdout into a queue the whole time, so the runner can
+    never block on a full pipe, not even while it is being stopped.
+    """
     def preexec():
         _die_with_parent()
         resources.preexec()
-    events_path = sys_dir / "events.jsonl"
     stderr = open(sys_dir / "runner.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "enginebench.runner.child", str(spec_path)],
                             stdout=subprocess.PIPE, stderr=stderr, text=True, preexec_fn=preexec)
+    lines: queue.Queue = queue.Queue()
+
+    def read_events():
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)  # end of stream: the runner has closed its stdout
+    threading.Thread(target=read_events, name="runner-events", daemon=True).start()
     sampler = Sampler([proc.pid], data_dir, params["metrics"]["sample_s"], extra=resources.io_counters)
     sampler.start()
     progress = Progress(label)
     interrupted = False
+    events_file = open(sys_dir / "events.jsonl", "w")
+
+    def keep(line: str) -> dict:
+        events_file.write(line)
+        events_file.flush()
+        event = json.loads(line)
+        result["events"].append(event)
+        return event
     try:
-        with open(events_path, "w") as events_file:
-            for line in proc.stdout:
-                events_file.write(line)
-                events_file.flush()
-                event = json.loads(line)
-                result["events"].append(event)
-                _show(progress, event, expected, phases)
-                if stop_flag.is_set() and proc.poll() is None:
-                    proc.send_signal(signal.SIGTERM)
+        while True:
+            try:
+                line = lines.get(timeout=0.5)
+            except queue.Empty:
+                continue
+            if line is None:
+                break
+            _show(progress, keep(line), expected, phases)
         proc.wait()
     except BaseException:
-        # Interrupted while reading: stop the runner (it closes the engine), keep what it sent.
+        # Interrupted: stop the runner (it closes the engine cleanly), keeping what it still sends.
         interrupted = True
-        _stop(proc)
+        _stop(proc, lines, keep)
         raise
     finally:
+        if proc.poll() is None:  # never delete files under a live engine
+            _stop(proc, lines, keep)
         progress.close()
         sampler.stop()
         stderr.close()
+        events_file.close()
         samples = sampler.samples
         folder.write_jsonl(sys_dir / "samples.jsonl", samples)
         result["samples"] = samples
@@ -148,14 +170,37 @@ def _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, ph
                                f"runner exited with code {proc.returncode}; see {sys_dir / 'runner.log'}")
 
 
-def _stop(proc: subprocess.Popen) -> None:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(STOP_GRACE_S)
-        except subprocess.TimeoutExpired:
+def _stop(proc: subprocess.Popen, lines: queue.Queue, keep) -> None:
+    """SIGTERM the runner, keep its last events, SIGKILL it after the grace period. Further
+    SIGINT/SIGTERM while stopping are held back: abandoning a live runner would leak it."""
+    held = {}
+    if threading.current_thread() is threading.main_thread():
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            held[signum] = signal.signal(signum, lambda *_: None)
+    def keep_quietly(line):
+        if line is not None:
+            try:
+                keep(line)
+            except ValueError:
+                pass  # a partial last line of a killed runner
+
+    try:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+        deadline = time.time() + STOP_GRACE_S
+        while proc.poll() is None and time.time() < deadline:
+            try:
+                keep_quietly(lines.get(timeout=0.2))
+            except queue.Empty:
+                pass
+        if proc.poll() is None:
             proc.kill()
-            proc.wait()
+        proc.wait()
+        while not lines.empty():  # whatever the runner wrote before it ended
+            keep_quietly(lines.get_nowait())
+    finally:
+        for signum, handler in held.items():
+            signal.signal(signum, handler)
 
 
 def _show(progress: Progress, event: dict, expected: dict, phases: dict) -> None:

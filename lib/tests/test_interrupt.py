@@ -44,3 +44,23 @@ def test_interrupt_during_load(tmp_path, signum):
     assert any(e["event"] == "interval" and e["phase"] == "load" for e in kept)
     assert (run_dir / "intervals.parquet").exists(), "measured intervals are kept as a table"
     assert not any(p.is_file() for p in (tmp_path / "data").rglob("*")), "engine files are removed"
+
+
+def test_second_signal_while_stopping_does_not_abandon_the_runner(tmp_path):
+    env = {**os.environ, "ENGINEBENCH_RESULTS": str(tmp_path / "results"), "ENGINEBENCH_DATA": str(tmp_path / "data")}
+    proc = subprocess.Popen([sys.executable, "-m", "enginebench", "run", "linkbench_cached", "--scale", "default"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    parent = psutil.Process(proc.pid)
+    deadline = time.time() + 60
+    while not parent.children(recursive=True) and time.time() < deadline:
+        time.sleep(0.1)
+    time.sleep(2)  # into the load
+    children = parent.children(recursive=True)
+    proc.send_signal(signal.SIGINT)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=120)
+    gone, alive = psutil.wait_procs(children, timeout=10)
+    assert not alive, f"left behind: {alive}"
+    manifest = json.loads(next((tmp_path / "results").glob("linkbench_cached/*/manifest.json")).read_text())
+    assert manifest["status"] == "aborted"
