@@ -11,16 +11,17 @@ import psutil
 import pytest
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
-def test_interrupt_during_load(tmp_path, signum):
+@pytest.mark.parametrize("exp,signum", [("linkbench_cached", signal.SIGINT), ("linkbench_cached", signal.SIGTERM),
+                                        ("linkbench_uncached_disk", signal.SIGINT)])
+def test_interrupt_during_load(tmp_path, exp, signum):
     env = {**os.environ, "ENGINEBENCH_RESULTS": str(tmp_path / "results"), "ENGINEBENCH_DATA": str(tmp_path / "data")}
-    proc = subprocess.Popen([sys.executable, "-m", "enginebench", "run", "linkbench_cached", "--scale", "default"],
+    proc = subprocess.Popen([sys.executable, "-m", "enginebench", "run", exp, "--scale", "default"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     parent = psutil.Process(proc.pid)
     deadline = time.time() + 90
     events = None
     while time.time() < deadline:
-        found = list((tmp_path / "results").glob("linkbench_cached/*/*/events.jsonl"))
+        found = list((tmp_path / "results").glob(f"{exp}/*/*/events.jsonl"))
         if found and '"phase": "load"' in found[0].read_text() and '"event": "interval"' in found[0].read_text():
             events = found[0]
             break
@@ -44,6 +45,8 @@ def test_interrupt_during_load(tmp_path, signum):
     assert any(e["event"] == "interval" and e["phase"] == "load" for e in kept)
     assert (run_dir / "intervals.parquet").exists(), "measured intervals are kept as a table"
     assert not any(p.is_file() for p in (tmp_path / "data").rglob("*")), "engine files are removed"
+    from test_resources import leftover_groups
+    assert not leftover_groups(), "the run's cgroups are removed"
 
 
 def test_second_signal_while_stopping_does_not_abandon_the_runner(tmp_path):

@@ -1,0 +1,133 @@
+"""Memory and storage profiles: cgroups created, enforced, reported and removed; the fallbacks
+and the required/best-effort contract."""
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from enginebench.resources import cgroups, profiles
+from enginebench.resources.cgroups import Cgroup, IOCaps
+from enginebench.metrics.sampler import device_of
+
+WRITABLE, WHY = profiles.cgroups_writable()
+needs_cgroups = pytest.mark.skipif(not WRITABLE, reason=f"cgroups are not writable here: {WHY}")
+
+
+def leftover_groups() -> list[str]:
+    found = []
+    for controller in ("memory", "blkio", None):
+        try:
+            base = cgroups.own_path(controller)
+        except cgroups.CgroupError:
+            continue
+        found += [str(p) for p in base.glob("enginebench-*") if p.name != "enginebench-home"]
+    return found
+
+
+@needs_cgroups
+def test_group_limits_and_removal(tmp_path):
+    device = device_of(tmp_path)
+    group = Cgroup.create(f"enginebench-test-{os.getpid()}", memory=True, io=device is not None)
+    try:
+        group.limit_memory(64 << 20)
+        if device is not None:
+            group.limit_io(device.major, device.minor, IOCaps(read_iops=500, write_iops=400))
+        proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(2)"], preexec_fn=group.add_self)
+        report = group.memory_report()
+        assert report["limit_bytes"] == 64 << 20
+        assert report["peak_bytes"] is not None and report["peak_bytes"] <= 64 << 20
+        proc.wait()
+    finally:
+        group.remove()
+    assert not leftover_groups()
+
+
+@needs_cgroups
+def test_memory_limit_is_enforced():
+    group = Cgroup.create(f"enginebench-oom-{os.getpid()}", memory=True, io=False)
+    try:
+        group.limit_memory(48 << 20)
+        hungry = "x = bytearray(200 << 20); x[::4096] = b'y' * len(x[::4096]); print('survived')"
+        out = subprocess.run([sys.executable, "-c", hungry], preexec_fn=group.add_self, capture_output=True, text=True)
+        report = group.memory_report()
+        assert out.returncode != 0 and "survived" not in out.stdout
+        assert report["failcnt"] > 0 or report["oom_kills"]
+        assert report["peak_bytes"] <= 48 << 20
+    finally:
+        group.remove()
+
+
+def test_required_limit_that_cannot_be_enforced_starts_nothing(monkeypatch, tmp_path):
+    monkeypatch.setattr(profiles, "cgroups_writable", lambda: (False, "no cgroups in this test"))
+    monkeypatch.setattr(profiles, "_can_mlock", lambda: False)
+    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path))
+    from enginebench import driver
+    from enginebench.params import load_params
+    params = load_params("linkbench_uncached_disk", "paper")
+    assert params["resources"]["memory"]["enforce"] == "required"
+    with pytest.raises(profiles.ResourceError, match="Nothing was started.*no cgroups in this test"):
+        profiles.plan_resources(params)
+    monkeypatch.setattr(driver, "load_params", lambda exp, scale: params)
+    with pytest.raises(profiles.ResourceError):
+        driver.run("linkbench_uncached_disk", "paper")
+    assert not any(tmp_path.iterdir())
+
+
+def test_best_effort_runs_and_says_what_was_not_enforced(monkeypatch, tmp_path):
+    monkeypatch.setattr(profiles, "cgroups_writable", lambda: (False, "no cgroups in this test"))
+    monkeypatch.setattr(profiles, "_can_mlock", lambda: False)
+    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "data"))
+    from enginebench import driver
+    from enginebench.report.html import banner
+    from enginebench.report.rundata import load_run
+    run = load_run(driver.run("linkbench_uncached_disk", "smoke"))
+    assert run.manifest["status"] == "complete"
+    text = " ".join(run.manifest["banner"])
+    assert "Not enforced: memory limit of 256 MB" in text and "storage profile 'disk'" in text
+    assert "Not enforced" in banner(run)
+
+
+@needs_cgroups
+def test_uncached_smoke_enforces_and_reports(monkeypatch, tmp_path):
+    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "data"))
+    from enginebench import driver
+    from enginebench.report import resources
+    from enginebench.report.rundata import load_run
+    run = load_run(driver.run("linkbench_uncached_disk", "smoke"))
+    assert run.manifest["status"] == "complete"
+    for s in run.systems:
+        res = s["resources"]
+        assert res["memory_method"] == "cgroup"
+        assert res["memory"]["peak_bytes"] <= res["memory"]["limit_bytes"] == 256 << 20
+        assert res["io_caps"]["read_iops"] == 1200
+        assert s["cold_start"]["method"] == "fadvise" and s["cold_start"]["files"] > 0
+    assert run.intervals["cg_reads"].drop_nulls().len() > 0
+    table = resources.resources_table(run)
+    assert table["read IOPS cap"].to_list() == [1200, 1200]
+    assert not leftover_groups()
+
+
+def test_memory_hog_locks_and_dies_with_its_parent():
+    if not profiles._can_mlock():
+        pytest.skip("mlock is not permitted for this user (needs root or an unlimited RLIMIT_MEMLOCK)")
+    hog = subprocess.Popen([sys.executable, "-m", "enginebench.resources.hog", str(16 << 20)],
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        assert hog.stdout.readline().startswith("locked")
+        status = open(f"/proc/{hog.pid}/status").read()
+        locked_kb = int(next(l for l in status.splitlines() if l.startswith("VmLck")).split()[1])
+        assert locked_kb >= 16 << 10
+    finally:
+        hog.kill()
+        hog.wait()
+
+
+def test_storage_profiles_match_the_posts_devices():
+    assert profiles.STORAGE_PROFILES["disk"].read_iops == 1200
+    ssd = profiles.STORAGE_PROFILES["ssd"]
+    assert (ssd.read_iops, ssd.write_iops) == (75_000, 36_000)
+    assert profiles.STORAGE_PROFILES["none"] is None
