@@ -7,6 +7,7 @@ cache size from the params. Each thread gets its own session, since sessions are
 from __future__ import annotations
 
 import threading
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
@@ -50,6 +51,18 @@ class _Session:
         return cur
 
 
+@contextmanager
+def _conflicts_translated():
+    """WiredTiger reports a write conflict (or a transaction rolled back to relieve cache
+    pressure) as WT_ROLLBACK; the record store retries those as WriteConflict."""
+    try:
+        yield
+    except wiredtiger.WiredTigerError as exc:
+        if _is_rollback(exc):
+            raise WriteConflict(str(exc)) from exc
+        raise
+
+
 class WTTxn(KVTxn):
     def __init__(self, sess: _Session):
         self.s = sess
@@ -58,12 +71,8 @@ class WTTxn(KVTxn):
         cur = self.s.cursor(table)
         _set_key(cur, key)
         try:
-            found = cur.search() == 0
-            return cur._get_value() if found else None
-        except wiredtiger.WiredTigerError as exc:
-            if _is_rollback(exc):
-                raise WriteConflict(str(exc)) from exc
-            raise
+            with _conflicts_translated():
+                return cur._get_value() if cur.search() == 0 else None
         finally:
             cur.reset()
 
@@ -72,11 +81,8 @@ class WTTxn(KVTxn):
         _set_key(cur, key)
         _set_value(cur, value)
         try:
-            cur.insert()
-        except wiredtiger.WiredTigerError as exc:
-            if _is_rollback(exc):
-                raise WriteConflict(str(exc)) from exc
-            raise
+            with _conflicts_translated():
+                cur.insert()
         finally:
             cur.reset()
 
@@ -84,16 +90,16 @@ class WTTxn(KVTxn):
         cur = self.s.cursor(table)
         _set_key(cur, key)
         try:
-            cur.remove()
-        except wiredtiger.WiredTigerError as exc:
-            if _is_rollback(exc):
-                raise WriteConflict(str(exc)) from exc
-            if "WT_NOTFOUND" not in str(exc):
-                raise
+            with _conflicts_translated():
+                cur.remove()  # a missing key returns WT_NOTFOUND, which is fine here
         finally:
             cur.reset()
 
     def scan(self, table, low, high, reverse=False) -> Iterator[tuple[bytes, bytes]]:
+        with _conflicts_translated():
+            yield from self._scan(table, low, high, reverse)
+
+    def _scan(self, table, low, high, reverse):
         # A dedicated cursor, so a scan can run while the cached cursor does point operations.
         cur = self.s.session.open_cursor(table)
         try:
@@ -130,10 +136,6 @@ class WTTxn(KVTxn):
                     yield key, cur._get_value()
                     if cur.prev() != 0:
                         return
-        except wiredtiger.WiredTigerError as exc:
-            if _is_rollback(exc):
-                raise WriteConflict(str(exc)) from exc
-            raise
         finally:
             cur.close()
 
@@ -196,12 +198,8 @@ class WiredTigerKV(KVEngine):
         return WTTxn(sess)
 
     def commit(self, txn: WTTxn) -> None:
-        try:
+        with _conflicts_translated():
             txn.s.session.commit_transaction()
-        except wiredtiger.WiredTigerError as exc:
-            if _is_rollback(exc):
-                raise WriteConflict(str(exc)) from exc
-            raise
 
     def abort(self, txn: WTTxn) -> None:
         try:
