@@ -165,3 +165,27 @@ def test_mongostore_agrees(mongod, reference_results):
     from enginebench.stores.mongo import MongoStore
     store = MongoStore("", "equivalence", client=mongod)
     assert run_sequence(store) == reference_results
+
+
+def test_tuple_bounds_and_covered_scans(embedded_store):
+    """iibench's "seek to a tuple in a composite index and scan forward", and index-only reads."""
+    s = embedded_store
+    s.create_collection("p")
+    s.create_index("p", IndexSpec("pc", (("price", 1), ("customer", 1))))
+    docs = [{"_id": i, "price": float(i % 7), "customer": i, "pad": "x" * 10} for i in range(50)]
+    s.insert_many("p", docs)
+    rows = s.scan("p", "pc", low=(3.0, 20), limit=4, fields=("price", "customer"))
+    expected = sorted((d["price"], d["customer"]) for d in docs if (d["price"], d["customer"]) >= (3.0, 20))[:4]
+    assert [(r["price"], r["customer"]) for r in rows] == expected
+    assert all(set(r) == {"price", "customer"} for r in rows)
+    upper = s.scan("p", "pc", high=(1.0, 15))
+    assert [d["_id"] for d in upper] == [d["_id"] for d in sorted(docs, key=lambda d: (d["price"], d["customer"]))
+                                         if (d["price"], d["customer"]) <= (1.0, 15)]
+    assert s.scan("p", "pc", low=(3.0, 20), limit=1, fields=("pad",))[0] == {"pad": "x" * 10}
+
+
+def test_mongo_tuple_bound_is_iibenchs_or():
+    from enginebench.stores.mongo import _tuple_bound
+    assert _tuple_bound(("p", "t", "c"), (1.5, 7, 3), "$gt", "$gte") == {"$or": [
+        {"p": 1.5, "t": 7, "c": {"$gte": 3}}, {"p": 1.5, "t": {"$gt": 7}}, {"p": {"$gt": 1.5}}]}
+    assert _tuple_bound(("p",), 2, "$lt", "$lte") == {"p": {"$lte": 2}}

@@ -91,9 +91,12 @@ class Store(ABC):
     @abstractmethod
     def scan(self, collection: str, index: str | None, prefix: tuple = (), *,
              low: Any = None, high: Any = None, reverse: bool = False,
-             skip: int = 0, limit: int | None = None) -> list[dict]:
-        """Documents with an index key starting with `prefix` and the next field in
-        [low, high] (None = unbounded), in index order (or reversed)."""
+             skip: int = 0, limit: int | None = None,
+             fields: tuple[str, ...] | None = None) -> list[dict]:
+        """Documents with an index key starting with `prefix` and what follows in [low, high]
+        (None = unbounded), in index order (or reversed). A bound is a value for the next field,
+        or a tuple over the next fields compared as a tuple ("seek to this key and scan on").
+        `fields` projects (without _id); inside the index it is a covered, index-only read."""
 
     @abstractmethod
     def count(self, collection: str, index: str | None, prefix: tuple = (), *,

@@ -59,13 +59,17 @@ class MongoStore(Store):
     def _range_filter(self, collection, index, prefix, low, high):
         fields = self._fields(collection, index)
         flt = dict(zip(fields, prefix))
+        rest = fields[len(prefix):]
+        if isinstance(low, tuple) or isinstance(high, tuple):
+            clauses = [c for c in (_tuple_bound(rest, low, "$gt", "$gte"), _tuple_bound(rest, high, "$lt", "$lte")) if c]
+            return {"$and": [flt, *clauses]} if flt else ({"$and": clauses} if len(clauses) > 1 else clauses[0])
         if low is not None or high is not None:
             bounds = {}
             if low is not None:
                 bounds["$gte"] = low
             if high is not None:
                 bounds["$lte"] = high
-            flt[fields[len(prefix)]] = bounds
+            flt[rest[0]] = bounds
         return flt
 
     def _sort(self, collection, index, reverse):
@@ -135,8 +139,10 @@ class MongoStore(Store):
         cursor = self.db[collection].find(flt, session=self._session()).sort(self._sort(collection, index, False))
         return list(cursor.hint(index))
 
-    def scan(self, collection, index, prefix=(), *, low=None, high=None, reverse=False, skip=0, limit=None):
-        cursor = self.db[collection].find(self._range_filter(collection, index, prefix, low, high),
+    def scan(self, collection, index, prefix=(), *, low=None, high=None, reverse=False, skip=0, limit=None,
+             fields=None):
+        projection = None if fields is None else {**{f: 1 for f in fields}, "_id": 0}
+        cursor = self.db[collection].find(self._range_filter(collection, index, prefix, low, high), projection,
                                           session=self._session())
         cursor = cursor.sort(self._sort(collection, index, reverse)).hint(index or [("_id", 1)])
         if skip:
@@ -194,6 +200,20 @@ class MongoStore(Store):
 
     def close(self) -> None:
         self.client.close()
+
+
+def _tuple_bound(fields, bound, strict: str, inclusive: str) -> dict | None:
+    """A tuple bound as iibench writes it: (a, b, c) >= (x, y, z) is
+    {a: x, b: y, c: {$gte: z}} OR {a: x, b: {$gt: y}} OR {a: {$gt: x}}."""
+    if bound is None:
+        return None
+    values = bound if isinstance(bound, tuple) else (bound,)
+    clauses = []
+    for depth in range(len(values), 0, -1):
+        clause = dict(zip(fields[:depth - 1], values[:depth - 1]))
+        clause[fields[depth - 1]] = {(inclusive if depth == len(values) else strict): values[depth - 1]}
+        clauses.append(clause)
+    return clauses[0] if len(clauses) == 1 else {"$or": clauses}
 
 
 __all__ = ["MongoStore", "OperationFailure"]

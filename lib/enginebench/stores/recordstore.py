@@ -361,7 +361,10 @@ class RecordStore(Store):
         return self._read(read)
 
     def _range(self, coll: _Collection, index: str | None, prefix: tuple, low, high):
-        """The table and [start, end) byte range of an equality prefix plus a bounded next field."""
+        """The table and [start, end) byte range of an equality prefix plus bounds on what follows.
+
+        A bound is a value for the next field, or a tuple over the next fields (compared as a
+        tuple: "seek to this key in a composite index"), both inclusive."""
         if index is None:
             spec, table, directions = None, coll.table, (1,)
         else:
@@ -370,29 +373,44 @@ class RecordStore(Store):
         base = encode_key(prefix, directions[:len(prefix)])
         if low is None and high is None:
             return table, spec, base, prefix_successor(base)
-        direction = directions[len(prefix)]
-        lo_val, hi_val = (low, high) if direction > 0 else (high, low)
-        start = base if lo_val is None else base + encode_key((lo_val,), (direction,))
-        end = prefix_successor(base if hi_val is None else base + encode_key((hi_val,), (direction,)))
+        lo_vals = low if isinstance(low, tuple) or low is None else (low,)
+        hi_vals = high if isinstance(high, tuple) or high is None else (high,)
+        rest = directions[len(prefix):]
+        width = max(len(lo_vals or ()), len(hi_vals or ()))
+        if any(d < 0 for d in rest[:width]):
+            if width > 1:
+                raise StoreError("tuple bounds over descending index fields are not supported")
+            lo_vals, hi_vals = hi_vals, lo_vals  # a descending field stores high values first
+        start = base if lo_vals is None else base + encode_key(lo_vals, rest[:len(lo_vals)])
+        end = prefix_successor(base if hi_vals is None else base + encode_key(hi_vals, rest[:len(hi_vals)]))
         return table, spec, start, end
 
-    def _entries(self, txn: KVTxn, coll, index, prefix, low, high, reverse) -> Iterator[bytes]:
-        """Encoded _ids of the documents in range, in order."""
+    def _entries(self, txn: KVTxn, coll, index, prefix, low, high, reverse, keys: bool = False) -> Iterator[bytes]:
+        """Encoded _ids of the documents in range, in order (or the index keys themselves)."""
         table, spec, start, end = self._range(coll, index, prefix, low, high)
         for key, value in txn.scan(table, start, end, reverse):
-            yield key if spec is None else value
+            yield key if spec is None or keys else value
 
     def scan(self, collection: str, index: str | None, prefix: tuple = (), *, low=None, high=None,
-             reverse: bool = False, skip: int = 0, limit: int | None = None) -> list[dict]:
+             reverse: bool = False, skip: int = 0, limit: int | None = None,
+             fields: tuple[str, ...] | None = None) -> list[dict]:
         coll = self._coll(collection)
+        names = ("_id",) if index is None else self._index(coll, index)[0].field_names
+        # A projection inside the index is answered from the index alone, as a covered query is.
+        covered = fields is not None and set(fields) <= set(names) and "_id" not in fields
 
         def read(txn: KVTxn):
             out = []
-            entries = self._entries(txn, coll, index, prefix, low, high, reverse)
-            for id_key in itertools.islice(entries, skip, None if limit is None else skip + limit):
-                raw = txn.get(coll.table, id_key)
+            entries = self._entries(txn, coll, index, prefix, low, high, reverse, keys=covered)
+            for entry in itertools.islice(entries, skip, None if limit is None else skip + limit):
+                if covered:
+                    values = dict(zip(names, decode_key(entry)))
+                    out.append({f: values[f] for f in fields})
+                    continue
+                raw = txn.get(coll.table, entry)
                 if raw is not None:
-                    out.append(bson.decode(raw))
+                    doc = bson.decode(raw)
+                    out.append(doc if fields is None else {f: doc[f] for f in fields if f in doc})
             return out
         return self._read(read)
 
