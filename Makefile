@@ -51,8 +51,8 @@ bench: $(STAMP)
 # Regenerate the notebooks and their stored reference outputs (smoke scale).
 notebooks: $(STAMP)
 	$(PY) tools/make_notebooks.py
-	cd notebooks && ../.venv/bin/jupyter nbconvert --to notebook --execute --inplace \
-	    --ExecutePreprocessor.kernel_name=enginebench linkbench.ipynb
+	cd notebooks && $(ENV_DIR)/bin/jupyter nbconvert --to notebook --execute --inplace \
+	    --ExecutePreprocessor.kernel_name=enginebench *.ipynb
 	$(PY) tools/make_notebooks.py --strip
 
 clean:

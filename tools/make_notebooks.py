@@ -1,4 +1,4 @@
-"""Write notebooks/linkbench.ipynb from the cell sources below.
+"""Write the notebooks (notebooks/<name>.ipynb) from the cell sources below.
 
 The notebook is generated so its cells stay thin and reviewed as code; `make notebooks`
 regenerates it, executes it at the smoke scale, and keeps stored outputs only in the cells nbval
@@ -121,6 +121,80 @@ display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measure
 ]
 
 
+IIBENCH = [
+    ("md", """# iibench: inserts with secondary indexes, and queries while they run
+
+Re-runs the insert benchmark of *WiredTiger improvements from MongoDB 3.0 to 3.1* (2015): writers
+insert documents into a collection with three secondary indexes while one query worker runs short
+range scans on those indexes, back to back. The post's claim: the LSM (RocksDB) inserts faster and
+stalls less because it does no read-before-write for secondary indexes, while the b-tree
+(WiredTiger) answers the range scans faster. Every number below comes from the run this notebook
+started (or was pointed at)."""),
+    ("params", """exp = "iibench_500m"  # the iibench experiment
+scale = "smoke"  # smoke (CI, seconds) | default (minutes) | paper (the post's 500M documents)
+target = "auto"  # auto | embedded | mongod
+run_dir = ""  # a results folder to report instead of running the experiment"""),
+    ("code", """from pathlib import Path
+
+import polars as pl
+from IPython.display import HTML, Image, Markdown, display
+
+import enginebench
+from enginebench.params import load_params
+from enginebench.report import charts, html, iibench as ib, resources
+from enginebench.report.rundata import load_run
+
+params = load_params(exp, scale)  # fails here, before anything starts, on a bad params file
+print(f"{params['title']}: scale {scale}, {params['workload']['max_rows']:,} documents, {len(params['systems'])} systems")"""),
+    ("run", """run_path = Path(run_dir) if run_dir else enginebench.run(exp, scale, target)
+run = load_run(run_path)"""),
+    ("code", """display(HTML(html.banner(run)))"""),
+    ("code", """systems = [{"setup": s["label"], "role": s["role"], "engine": s["engine"], "version": s.get("version"),
+            "status": s.get("status"), "error": s.get("error") or ""} for s in run.systems]
+display(HTML(html.table(pl.DataFrame(systems), "Systems")))"""),
+    ("check", """# NBVAL_CHECK_OUTPUT
+# Documents and index entries after the load, against what the params require.
+for s in run.systems:
+    verified = s.get("load_verified") or {}
+    found, expected = verified.get("found", {}), verified.get("expected", {})
+    print(s["label"], ", ".join(f"{k} {found.get(k)}/{expected.get(k)}" for k in expected),
+          "ok" if verified.get("ok") else "MISMATCH")"""),
+    ("md", "## Resources"),
+    ("code", """display(HTML(html.table(resources.resources_table(run), "Resources per system")))
+held = resources.caps_held(run)
+if held:
+    display(Markdown("\\n".join(f"- {line}" for line in held)))"""),
+    ("md", """## The post's table and ours
+
+`irate`: documents inserted per second over the whole load; `Nslow`: insert calls that took at
+least two seconds; `qrate`: queries per second while queries ran; `size`: the database at the end
+(`du`). The post's database was 500M documents on 144 GB of RAM and PCIe flash."""),
+    ("code", """display(HTML(html.side_by_side(html.table(ib.post_table(), "2015"), html.table(ib.our_table(run), "measured"))))"""),
+    ("check", """# NBVAL_CHECK_OUTPUT
+print(ib.our_table(run).schema)"""),
+    ("md", "## Rates over time\n\nThe post showed both rates over the load; here against the number of documents inserted so far."),
+    ("code", """series = ib.rate_series(run)
+for column, title, axis in (("insert_rate", "Insert rate per interval", "documents inserted per second"),
+                            ("query_rate", "Query rate per interval", "queries per second"),
+                            ("slow", "Slow inserts (at least 2 s) per interval", "slow insert calls")):
+    chart = ib.rate_chart(series, column, title, axis)
+    if chart is not None:
+        display(Image(charts.to_png(chart)))"""),
+    ("md", "## Latency and per-operation metrics\n\nPer insert call (10 documents) and per query, from HdrHistograms merged across workers (milliseconds); then the load's IO and CPU per document inserted."),
+    ("code", """display(HTML(html.table(ib.latency_table(run), "Response time per operation (ms)")))
+display(HTML(html.table(ib.load_metrics(run), "Per document inserted")))"""),
+    ("md", "## Claims"),
+    ("code", """claims = ib.claims_table(run)
+display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measured_ratio", "expect", "verdict", "from", "reason"),
+                        "Claims", classes={"holds": "eb-holds", "does not hold": "eb-fails", "not evaluated": "eb-na"})))"""),
+    ("md", "## Findings"),
+    ("code", """display(Markdown(ib.findings(run, claims)))"""),
+    ("code", """display(HTML(html.provenance(run)))"""),
+]
+
+NOTEBOOKS = {"linkbench": LINKBENCH, "iibench": IIBENCH}
+
+
 def build(cells) -> nbformat.NotebookNode:
     nb = new_notebook()
     nb.metadata["kernelspec"] = {"name": "enginebench", "display_name": "Python (enginebench)", "language": "python"}
@@ -155,7 +229,9 @@ def keep_checked_outputs(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    if sys.argv[1:] == ["--strip"]:
-        keep_checked_outputs(ROOT / "notebooks" / "linkbench.ipynb")
-    else:
-        nbformat.write(build(LINKBENCH), ROOT / "notebooks" / "linkbench.ipynb")
+    for name, cells in NOTEBOOKS.items():
+        path = ROOT / "notebooks" / f"{name}.ipynb"
+        if sys.argv[1:] == ["--strip"]:
+            keep_checked_outputs(path)
+        else:
+            nbformat.write(build(cells), path)

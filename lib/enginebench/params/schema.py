@@ -90,17 +90,36 @@ class LinkBenchWorkload(Strict):
         return self
 
 
+class IIBenchWorkload(Strict):
+    """The post's 24-argument command line, by name (spec A.5)."""
+    name: Literal["iibench"]
+    max_rows: int = Field(ge=1)
+    writers: int = Field(10, ge=1, le=256)
+    docs_per_insert: int = Field(10, ge=1)
+    num_secondary_indexes: int = Field(3, ge=0, le=3)
+    num_char_fields: int = Field(1, ge=0)
+    length_char_fields: int = Field(1000, ge=0)
+    percent_compressible: int = Field(50, ge=0, le=100)
+    max_inserts_per_second: int | None = Field(None, ge=1)
+    query_threads: int = Field(1, ge=0)
+    query_limit: int = Field(4, ge=1)
+    query_begin_docs: int = Field(100_000, ge=0)
+    ms_between_queries: int = Field(0, ge=0)
+    slow_threshold_s: float = Field(2.0, gt=0)
+    interval_s: float = Field(10.0, gt=0)
+
+
 class Phases(Strict):
-    loaders: int = Field(ge=1, le=256)
-    requesters: int = Field(ge=1, le=1024)
+    loaders: int = Field(1, ge=1, le=256)
+    requesters: int = Field(1, ge=1, le=1024)
     load_interval_s: float = Field(10, gt=0)
     quiesce_s: float = Field(5, ge=0)
     # Between load and measured phases: close the engine and evict its files from the page cache
     # (fadvise: only this system's files; drop_caches: the whole page cache, root only).
     cold_start: Literal["none", "fadvise", "drop_caches"] = "none"
     warmup_s: float = Field(0, ge=0)
-    interval_s: float = Field(gt=0)
-    intervals: int = Field(ge=1)
+    interval_s: float = Field(60, gt=0)
+    intervals: int = Field(1, ge=1)
     max_errors: int = Field(100, ge=0)
 
 
@@ -134,8 +153,8 @@ class Experiment(Strict):
     question: str
     seed: str
     reference: Reference
-    workload: LinkBenchWorkload
-    phases: Phases
+    workload: LinkBenchWorkload | IIBenchWorkload = Field(discriminator="name")
+    phases: Phases = Field(default_factory=Phases)
     metrics: Metrics = Field(default_factory=Metrics)
     resources: Resources = Field(default_factory=Resources)
     systems: list[System] = Field(min_length=1)

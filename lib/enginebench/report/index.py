@@ -11,7 +11,8 @@ from .claims import FAILS, HOLDS, NOT_EVALUATED, verdict_counts
 from .html import STYLE
 from .rundata import load_run
 
-CLAIM_TABLES = {"linkbench": "enginebench.report.linkbench:claims_table"}
+CLAIM_TABLES = {"linkbench": "enginebench.report.linkbench:claims_table",
+                "iibench": "enginebench.report.iibench:claims_table"}
 
 
 def claims_for(run) -> dict | None:

@@ -10,7 +10,7 @@ import polars as pl
 from hdrh.histogram import HdrHistogram
 
 from ..metrics.normalize import COUNTERS, per_op
-from ..results.tables import LOAD_NORMALISER_OP, PERCENTILES
+from ..results.tables import PERCENTILES
 from ..paths import results_dir
 
 
@@ -112,4 +112,4 @@ def merged_latency(ops: pl.DataFrame, system: str, phase: str, interval: int | N
     return sorted(out, key=lambda e: -e["count"])
 
 
-__all__ = ["RunData", "load_run", "latest_run", "phase_summary", "merged_latency", "LOAD_NORMALISER_OP"]
+__all__ = ["RunData", "load_run", "latest_run", "phase_summary", "merged_latency"]

@@ -13,7 +13,7 @@ from hdrh.histogram import HdrHistogram
 from ..metrics.normalize import interval_metrics, per_op
 
 PERCENTILES = (("p50_us", 50.0), ("p95_us", 95.0), ("p99_us", 99.0), ("p999_us", 99.9))
-LOAD_NORMALISER_OP = "LOAD_NODE_BULK"  # the post divides load metrics by node inserts
+DEFAULT_ACCOUNTING = {"rate": "count", "rate_ops": None, "per_op": None}
 
 
 def decode_histogram(encoded: str | None) -> HdrHistogram | None:
@@ -26,6 +26,7 @@ def op_rows(system: str, event: dict) -> list[dict]:
         hist = decode_histogram(stats["hist"])
         row = {"system": system, "phase": event["phase"], "interval": event["interval"], "op": op,
                "count": stats["count"], "items": stats["items"], "errors": stats["errors"],
+               "slow": stats.get("slow", 0),
                "op_cpu_s": stats["cpu_ns"] / 1e9,
                "mean_us": hist.get_mean_value() if hist else None,
                "max_us": hist.get_max_value() if hist else None, "hist": stats["hist"]}
@@ -43,13 +44,13 @@ def interval_row(system: str, event: dict, samples: list[dict]) -> dict:
     op_cpu_s = sum(s["cpu_ns"] for s in ops.values()) / 1e9
     thread_cpu_s = event["thread_cpu_ns"] / 1e9
     deltas = interval_metrics(samples, event["t_start"], event["t_end"])
-    if event["phase"] == "load":
-        # Load: the rate counts documents inserted into every collection; per-op figures are
-        # per node inserted, as in the post's load tables.
-        numerator = items
-        normaliser = ops.get(LOAD_NORMALISER_OP, {}).get("items", 0) or None
-    else:
-        numerator, normaliser = requests, None
+    # The workload says what its throughput counts (calls or documents, of which ops) and what
+    # its per-op figures divide by (e.g. LinkBench's load: all documents inserted per second, per
+    # node inserted, as in the post's load tables).
+    accounting = event.get("accounting") or DEFAULT_ACCOUNTING
+    counted = [s for name, s in ops.items() if accounting["rate_ops"] is None or name in accounting["rate_ops"]]
+    numerator = sum(s[("items" if accounting["rate"] == "items" else "count")] for s in counted)
+    normaliser = ops.get(accounting["per_op"], {}).get("items", 0) or None if accounting["per_op"] else None
     row = {"system": system, "phase": event["phase"], "interval": event["interval"],
            "t_start": event["t_start"], "t_end": event["t_end"], "seconds": seconds,
            "requests": requests, "items": items, "ops": numerator,

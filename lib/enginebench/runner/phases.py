@@ -21,20 +21,24 @@ def encode_share(share: IntervalShare) -> dict:
     ops = {}
     for name, stats in sorted(share.ops.items()):
         ops[name] = {"count": stats.histogram.get_total_count(), "items": stats.items,
-                     "errors": stats.errors, "cpu_ns": stats.cpu_ns,
+                     "errors": stats.errors, "cpu_ns": stats.cpu_ns, "slow": stats.slow,
                      "hist": base64.b64encode(stats.histogram.encode()).decode() if stats.histogram.get_total_count() else None}
     return {"ops": ops, "thread_cpu_ns": share.thread_cpu_ns}
 
 
 def run_phase(name: str, workers: list[Callable], store, emit: Callable[[dict], None], *,
               interval_s: float, duration_s: float | None, abort: threading.Event,
-              max_errors: int = 100, engine_stats: Callable[[], dict] | None = None) -> dict:
-    """Run the workers; returns {'seconds', 'ops', 'aborted', 'error'}."""
+              max_errors: int = 100, engine_stats: Callable[[], dict] | None = None,
+              accounting: dict | None = None, slow_us: dict[str, int] | None = None) -> dict:
+    """Run the workers; returns {'seconds', 'ops', 'aborted', 'error'}.
+
+    `accounting` says how the interval tables count throughput (see results.tables);
+    `slow_us` maps an op to the latency at or above which a call counts as slow."""
     start = time.time()
     clock = PhaseClock(start, interval_s)
     last_index = None if duration_s is None else max(0, int(round(duration_s / interval_s)) - 1)
     end_time = None if duration_s is None else start + duration_s
-    recorders = [Recorder(clock, max_errors) for _ in workers]
+    recorders = [Recorder(clock, max_errors, slow_us) for _ in workers]
     stop = threading.Event()
     failures: list[str] = []
 
@@ -78,7 +82,7 @@ def run_phase(name: str, workers: list[Callable], store, emit: Callable[[dict], 
                 t1 = final_end
             total_ops += sum(op["count"] for op in payload["ops"].values())
             emit({"event": "interval", "phase": name, "interval": k, "t_start": t0, "t_end": t1,
-                  **payload, "engine": stats})
+                  **payload, "engine": stats, "accounting": accounting})
         next_k = upto + 1
 
     def more_to_close() -> bool:

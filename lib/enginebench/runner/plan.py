@@ -32,7 +32,7 @@ def load_then_measure(workload, store, phases: dict, emit, abort: threading.Even
     workload.setup(store)
     load = run_phase("load", workload.load_threads(phases["loaders"]), store, emit,
                      interval_s=phases["load_interval_s"], duration_s=None, abort=abort,
-                     max_errors=0, engine_stats=store.stats)
+                     max_errors=0, engine_stats=store.stats, accounting=workload.load_accounting)
     if outcome(load):
         return outcome(load)
 

@@ -26,12 +26,14 @@ class OpStats:
     items: int = 0       # documents written or returned, as the op reports them
     errors: int = 0
     cpu_ns: int = 0      # this thread's CPU time inside the op (store + engine work)
+    slow: int = 0        # calls at or above the op's slow threshold
 
     def merge(self, other: "OpStats") -> None:
         self.histogram.add(other.histogram)
         self.items += other.items
         self.errors += other.errors
         self.cpu_ns += other.cpu_ns
+        self.slow += other.slow
 
 
 @dataclass
@@ -63,7 +65,7 @@ class PhaseClock:
 
 
 class Recorder:
-    def __init__(self, clock: PhaseClock, max_errors: int = 100):
+    def __init__(self, clock: PhaseClock, max_errors: int = 100, slow_us: dict[str, int] | None = None):
         self.clock = clock
         self.lock = threading.Lock()
         self.shares: dict[int, IntervalShare] = {}
@@ -73,6 +75,7 @@ class Recorder:
         self._cpu_mark = 0
         self.max_errors = max_errors
         self.total_errors = 0
+        self.slow_us = slow_us or {}
         self.last_error: str | None = None
 
     def _share(self, k: int) -> IntervalShare:
@@ -115,6 +118,9 @@ class Recorder:
             stats.items += items
             stats.errors += failed
             stats.cpu_ns += cpu_ns
+            threshold = self.slow_us.get(op)
+            if threshold is not None and latency_us >= threshold:
+                stats.slow += 1
 
     def start_thread(self) -> None:
         """Called by the worker thread when it starts: remember its CPU clock."""

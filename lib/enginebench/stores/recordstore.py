@@ -21,6 +21,7 @@ from typing import Any, Iterator, Sequence
 
 import bson
 from bson import ObjectId
+from bson.raw_bson import RawBSONDocument
 
 from .base import DuplicateKey, IndexSpec, Store, StoreError, StoreInfo, UpdateResult
 from .keys import decode_key, encode_key, encode_value, prefix_successor
@@ -277,8 +278,10 @@ class RecordStore(Store):
             raise DuplicateKey(f"duplicate _id in {coll.name}")
         for spec, table in coll.indexes.values():
             self._put_index_entry(txn, spec, table, doc)
-        txn.put(coll.table, id_key, bson.encode(doc))
-        self._log("i", coll.name, doc)
+        raw = bson.encode(doc)
+        txn.put(coll.table, id_key, raw)
+        if self.oplog:  # the oplog entry embeds the encoded document rather than encoding it again
+            self._log("i", coll.name, RawBSONDocument(raw))
 
     def update(self, collection: str, index: str | None, key: tuple, *, set: dict | None = None,
                inc: dict | None = None, set_on_insert: dict | None = None, where: dict | None = None,

@@ -1,7 +1,7 @@
 """Workloads by name. Each exposes run_plan(store, phases, emit, abort) -> status."""
 from __future__ import annotations
 
-WORKLOADS = ("linkbench",)
+WORKLOADS = ("linkbench", "iibench")
 
 
 def build_workload(spec: dict):
@@ -9,4 +9,7 @@ def build_workload(spec: dict):
     if name == "linkbench":
         from .linkbench import LinkBench, LinkBenchConfig
         return LinkBench(LinkBenchConfig(**spec["params"]))
+    if name == "iibench":
+        from .iibench import IIBench, IIBenchConfig
+        return IIBench(IIBenchConfig(**spec["params"]))
     raise ValueError(f"unknown workload {name!r}; allowed: {', '.join(WORKLOADS)}")

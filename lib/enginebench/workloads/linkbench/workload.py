@@ -56,6 +56,9 @@ class LinkBench:
     name = "linkbench"
     load_ops = LOAD_OPS
     request_ops = OP_NAMES
+    # The post's load tables: documents inserted into all collections per second, and per-op
+    # figures divided by node inserts.
+    load_accounting = {"rate": "items", "rate_ops": None, "per_op": "LOAD_NODE_BULK"}
 
     def __init__(self, config: LinkBenchConfig):
         self.cfg = config

@@ -1,0 +1,178 @@
+"""iibench report pieces: the post's table next to ours, rates over time, claims, findings."""
+from __future__ import annotations
+
+import math
+
+import altair as alt
+import polars as pl
+
+from ..paths import reference_dir
+from .claims import Measured, evaluate, load_claims
+from .rundata import RunData, merged_latency, phase_summary
+
+MB = 1 << 20
+QUERY_OPS = ("QUERY_PDC", "QUERY_MARKETSEGMENT", "QUERY_REGISTERSEGMENT")
+
+
+def post_table() -> pl.DataFrame:
+    ref = pl.read_csv(reference_dir() / "iibench_2015.csv")
+    return ref.select(pl.col("insert_rate").alias("irate"), pl.col("n_slow").alias("Nslow"),
+                      pl.col("query_rate").alias("qrate"), pl.format("{}g", "size_gb").alias("size"),
+                      pl.col("server"))
+
+
+def _intervals(run: RunData, label: str) -> pl.DataFrame:
+    if run.ops.is_empty():
+        return run.ops
+    return run.ops.filter((pl.col("system") == label) & (pl.col("phase") == "load"))
+
+
+def system_figures(run: RunData, label: str) -> dict | None:
+    """irate (docs/s over the load), Nslow, qrate (queries/s while queries ran), final size."""
+    ops = _intervals(run, label)
+    if ops.is_empty():
+        return None
+    rows = run.intervals.filter((pl.col("system") == label) & (pl.col("phase") == "load")).sort("interval")
+    seconds = rows["seconds"].sum()
+    inserts = ops.filter(pl.col("op") == "INSERT")
+    queries = ops.filter(pl.col("op").is_in(QUERY_OPS))
+    query_intervals = queries["interval"].unique().to_list()
+    query_seconds = rows.filter(pl.col("interval").is_in(query_intervals))["seconds"].sum()
+    last = rows.row(-1, named=True)
+    return {"irate": inserts["items"].sum() / seconds if seconds else None,
+            "Nslow": int(inserts["slow"].sum()) if "slow" in inserts.columns else None,
+            "qrate": queries["count"].sum() / query_seconds if query_seconds else None,
+            "size_bytes": last.get("size_du_bytes"), "documents": int(inserts["items"].sum())}
+
+
+def our_table(run: RunData) -> pl.DataFrame:
+    rows = []
+    for s in run.systems:
+        f = system_figures(run, s["label"])
+        if not f:
+            continue
+        rows.append({"irate": None if f["irate"] is None else round(f["irate"]), "Nslow": f["Nslow"],
+                     "qrate": None if f["qrate"] is None else round(f["qrate"]),
+                     "size": None if f["size_bytes"] is None else f"{f['size_bytes'] / MB:.0f}m",
+                     "server": f"{s['label']}: {s.get('version') or s['engine']}"})
+    return pl.DataFrame(rows)
+
+
+def rate_series(run: RunData) -> pl.DataFrame:
+    """Per interval and system: insert and query rates, and documents inserted so far."""
+    out = []
+    for s in run.systems:
+        ops = _intervals(run, s["label"])
+        rows = run.intervals.filter((pl.col("system") == s["label"]) & (pl.col("phase") == "load")).sort("interval")
+        done = 0
+        for row in rows.iter_rows(named=True):
+            here = ops.filter(pl.col("interval") == row["interval"])
+            inserted = here.filter(pl.col("op") == "INSERT")["items"].sum()
+            queried = here.filter(pl.col("op").is_in(QUERY_OPS))["count"].sum()
+            done += inserted
+            out.append({"system": s["label"], "interval": row["interval"], "docs_millions": done / 1e6,
+                        "insert_rate": inserted / row["seconds"], "query_rate": queried / row["seconds"],
+                        "size_mb": (row.get("size_du_bytes") or 0) / MB,
+                        "slow": int(here.filter(pl.col("op") == "INSERT")["slow"].sum())})
+    return pl.DataFrame(out)
+
+
+def rate_chart(series: pl.DataFrame, column: str, title: str, y_title: str) -> alt.Chart | None:
+    if series.is_empty():
+        return None
+    return (alt.Chart(alt.Data(values=series.select("system", "docs_millions", column).to_dicts()), title=title)
+            .mark_line(point=alt.OverlayMarkDef(size=12))
+            .encode(x=alt.X("docs_millions:Q", title="documents inserted (millions)"),
+                    y=alt.Y(f"{column}:Q", title=y_title), color=alt.Color("system:N", title="setup"))
+            .properties(width=560, height=240))
+
+
+def latency_table(run: RunData) -> pl.DataFrame:
+    rows = []
+    for s in run.systems:
+        for entry in merged_latency(run.ops, s["label"], "load"):
+            rows.append({"setup": s["label"], **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in entry.items()}})
+    return pl.DataFrame(rows)
+
+
+def load_metrics(run: RunData) -> pl.DataFrame:
+    rows = []
+    for s in run.systems:
+        summary = phase_summary(run.intervals, s["label"], "load")
+        if summary:
+            rows.append({"setup": s["label"], "docs/s": round(summary["ops_per_s"]), "r/o": summary["r_per_op"],
+                         "rKB/o": summary["rkb_per_op"], "wKB/o": summary["wkb_per_op"],
+                         "cpu/o (us)": summary["cpu_us_per_op"], "client cpu/o (us)": summary["client_cpu_us_per_op"]})
+    return pl.DataFrame(rows)
+
+
+# -- claims ---------------------------------------------------------------------------------
+METRICS = {"insert_rate": "irate", "query_rate": "qrate", "size_gb": "size_bytes", "n_slow": "Nslow"}
+
+
+def resolver(run: RunData):
+    def first(role):
+        return next((s for s in run.systems if s["role"] == role and s.get("status") == "complete"), None)
+
+    def resolve(claim: dict) -> Measured:
+        key = METRICS.get(claim["metric"])
+        a, b = first(claim["numerator_role"]), first(claim["denominator_role"])
+        if key is None:
+            return Measured(None, "", f"metric {claim['metric']!r} has no resolver")
+        if a is None or b is None:
+            return Measured(None, "", f"needs complete systems of roles {claim['numerator_role']} and "
+                                      f"{claim['denominator_role']}")
+        va, vb = system_figures(run, a["label"])[key], system_figures(run, b["label"])[key]
+        detail = f"{a['label']}={va} / {b['label']}={vb}"
+        if va is None or vb is None:
+            return Measured(None, detail, f"{claim['metric']} was not measured")
+        if vb == 0:
+            if va == 0:
+                return Measured(None, detail, f"both are 0 at this scale ({claim['metric']}), so there is no ratio")
+            return Measured(math.inf, detail)
+        return Measured(va / vb, detail)
+    return resolve
+
+
+def claims_table(run: RunData) -> pl.DataFrame:
+    return evaluate(load_claims(run.manifest["experiment"]), resolver(run))
+
+
+def findings(run: RunData, claims: pl.DataFrame) -> str:
+    series = rate_series(run)
+    lines = []
+    limit_mb = (run.manifest.get("resources") or {}).get("memory_limit_mb")
+    for s in run.systems:
+        mine = series.filter(pl.col("system") == s["label"]) if not series.is_empty() else series
+        if mine.height < 4:
+            continue
+        rates = mine["insert_rate"].to_list()
+        q = max(1, len(rates) // 5)
+        early, late = sum(rates[:q]) / q, sum(rates[-q:]) / q
+        change = late / early - 1 if early else 0
+        text = (f"**{s['label']}** inserted at {early:,.0f} docs/s over the first fifth of the load and "
+                f"{late:,.0f} docs/s over the last fifth ({change:+.0%}).")
+        if limit_mb:
+            past = mine.filter(pl.col("size_mb") > limit_mb)
+            if past.is_empty():
+                text += f" Its database never grew past the {limit_mb} MB memory limit."
+            else:
+                at = past.row(0, named=True)
+                before = mine.filter(pl.col("interval") < at["interval"])["insert_rate"].mean()
+                after = past["insert_rate"].mean()
+                text += (f" Its files passed the {limit_mb} MB memory limit after {at['docs_millions']:.2f}M documents; "
+                         f"the insert rate averaged {before or 0:,.0f} docs/s before and {after:,.0f} after.")
+        text += " " + ("The rate declined as the data outgrew memory." if change < -0.1 else
+                       "The rate did not decline by more than 10% over the load.")
+        lines.append(text)
+    counts = {}
+    for verdict in claims["verdict"]:
+        counts[verdict] = counts.get(verdict, 0) + 1
+    lines.append("**Claims.** " + ", ".join(f"{v}: {n}" for v, n in counts.items()) + ".")
+    for row in claims.iter_rows(named=True):
+        if row["measured_ratio"] is None:
+            lines.append(f"- *{row['claim']}*: not evaluated ({row['reason']}).")
+        else:
+            lines.append(f"- *{row['claim']}*: published {row['published_ratio']:.2f}x, measured "
+                         f"{row['measured_ratio']:.2f}x ({row['from']}): **{row['verdict']}**.")
+    return "\n\n".join(lines)

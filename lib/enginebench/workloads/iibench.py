@@ -1,0 +1,176 @@
+"""The insert benchmark (iibench), as the 2015 post ran it (spec: iibench_sysbench.md part A).
+
+Writers insert `purchases_index` documents in batches while one query worker, started after
+`query_begin_docs` inserts, cycles three short "seek into a composite index and scan forward"
+queries back to back, until the writers are done. Every insert call at or above the slow
+threshold (2 s in the post) is counted per interval.
+"""
+from __future__ import annotations
+
+import random
+import threading
+import time
+from dataclasses import dataclass
+
+from ..runner.phases import run_phase
+from ..stores.base import IndexSpec, Store
+
+COLLECTION = "purchases_index"
+# Cumulative: NUM_SECONDARY_INDEXES = n creates the first n (A.2), ascending, before the load.
+INDEXES = (IndexSpec("marketsegment", (("price", 1), ("customerid", 1))),
+           IndexSpec("registersegment", (("cashregisterid", 1), ("price", 1), ("customerid", 1))),
+           IndexSpec("pdc", (("price", 1), ("dateandtime", 1), ("customerid", 1))))
+INSERT = "INSERT"
+QUERIES = ("QUERY_PDC", "QUERY_MARKETSEGMENT", "QUERY_REGISTERSEGMENT")  # the round-robin order 1, 2, 3
+PAD = 4 << 20  # the 4 MiB random-letter buffer the Java client builds at start
+
+
+@dataclass(frozen=True)
+class IIBenchConfig:
+    max_rows: int
+    writers: int = 10
+    docs_per_insert: int = 10
+    num_secondary_indexes: int = 3
+    num_char_fields: int = 1
+    length_char_fields: int = 1000
+    percent_compressible: int = 50
+    max_inserts_per_second: int | None = None   # None: unthrottled (the post's 999999)
+    query_threads: int = 1
+    query_limit: int = 4
+    query_begin_docs: int = 100_000
+    ms_between_queries: int = 0
+    slow_threshold_s: float = 2.0
+    num_cash_registers: int = 1000
+    num_customers: int = 100_000
+    num_products: int = 10_000
+    max_price: float = 500.0
+    interval_s: float = 10.0
+
+    @property
+    def per_writer(self) -> int:
+        """Docs each writer inserts: floor(max_rows / writers), in whole batches (A.3)."""
+        per = self.max_rows // self.writers if self.writers > 1 else self.max_rows
+        return (per // self.docs_per_insert) * self.docs_per_insert
+
+    @property
+    def total_docs(self) -> int:
+        return self.per_writer * self.writers
+
+
+class IIBench:
+    name = "iibench"
+    load_accounting = {"rate": "items", "rate_ops": [INSERT], "per_op": INSERT}
+
+    def __init__(self, config: IIBenchConfig):
+        self.cfg = config
+        self.indexes = INDEXES[:config.num_secondary_indexes]
+        rng = random.Random(0)
+        letters = b"abcdefghijklmnopqrstuvwxyz"
+        self.random_letters = bytes(rng.choice(letters) for _ in range(1 << 16)) * (PAD >> 16)
+        self.inserted = 0
+        self._lock = threading.Lock()
+        self.writers_done = threading.Event()
+        self._writers_left = config.writers
+
+    # -- documents ------------------------------------------------------------------------
+    def _char_field(self, rng: random.Random) -> str:
+        length, pct = self.cfg.length_char_fields, self.cfg.percent_compressible
+        random_part = int(length * (100 - pct) / 100)
+        start = rng.randrange(PAD - length)
+        return (self.random_letters[start:start + random_part].decode()
+                + "a" * int(length * pct / 100))
+
+    def _price(self, rng: random.Random, customer: int) -> float:
+        return (rng.random() * self.cfg.max_price + customer) / 100.0
+
+    def document(self, rng: random.Random) -> dict:
+        customer = rng.randrange(self.cfg.num_customers)
+        doc = {"dateandtime": int(time.time() * 1000), "cashregisterid": rng.randrange(self.cfg.num_cash_registers),
+               "customerid": customer, "productid": rng.randrange(self.cfg.num_products),
+               "price": self._price(rng, customer)}
+        for i in range(1, self.cfg.num_char_fields + 1):
+            doc[f"cf{i}"] = self._char_field(rng)
+        return doc
+
+    # -- phases ---------------------------------------------------------------------------
+    def setup(self, store: Store) -> None:
+        store.create_collection(COLLECTION)
+        for spec in self.indexes:
+            store.create_index(COLLECTION, spec)
+
+    def _writer(self, index: int):
+        def work(store, rec, stop):
+            rng = random.Random(index)  # each writer is seeded with its thread index (A.1)
+            cap = (self.cfg.max_inserts_per_second // self.cfg.writers) if self.cfg.max_inserts_per_second else None
+            window_start, in_window = time.time(), 0
+            try:
+                for _ in range(self.cfg.per_writer // self.cfg.docs_per_insert):
+                    if stop.is_set():
+                        return
+                    batch = [self.document(rng) for _ in range(self.cfg.docs_per_insert)]
+                    rec.call(INSERT, store.insert_many, COLLECTION, batch, items=len(batch))
+                    with self._lock:
+                        self.inserted += len(batch)
+                    if cap:
+                        in_window += len(batch)
+                        if in_window >= cap:  # the Java client's coarse one-second window
+                            time.sleep(max(0.0, window_start + 1.0 - time.time()))
+                            window_start, in_window = time.time(), 0
+            finally:
+                with self._lock:
+                    self._writers_left -= 1
+                    if self._writers_left == 0:
+                        self.writers_done.set()
+        return work
+
+    def _querier(self, index: int):
+        def work(store, rec, stop):
+            while self.inserted < self.cfg.query_begin_docs and not (stop.is_set() or self.writers_done.is_set()):
+                time.sleep(0.1)
+            started_ms = int(time.time() * 1000)
+            rng = random.Random(index + started_ms)
+            k = 0
+            while not (stop.is_set() or self.writers_done.is_set()):
+                if self.cfg.ms_between_queries:
+                    time.sleep(self.cfg.ms_between_queries / 1000)
+                op = QUERIES[k % 3]
+                k += 1
+                customer = rng.randrange(self.cfg.num_customers)
+                price = self._price(rng, customer)
+                register = rng.randrange(self.cfg.num_cash_registers)
+                t = rng.randint(started_ms, int(time.time() * 1000))
+                rec.call(op, self._query, store, op, price, customer, register, t)
+        return work
+
+    def _query(self, store: Store, op: str, price: float, customer: int, register: int, t: int) -> int:
+        limit = self.cfg.query_limit
+        if op == "QUERY_PDC":
+            rows = store.scan(COLLECTION, "pdc", low=(price, t, customer), limit=limit,
+                              fields=("price", "dateandtime", "customerid"))
+        elif op == "QUERY_MARKETSEGMENT":
+            rows = store.scan(COLLECTION, "marketsegment", low=(price, customer), limit=limit,
+                              fields=("price", "customerid"))
+        else:
+            rows = store.scan(COLLECTION, "registersegment", low=(register, price, customer), limit=limit,
+                              fields=("cashregisterid", "price", "customerid"))
+        return len(rows)
+
+    def run_plan(self, store: Store, phases: dict, emit, abort, reopen=None) -> str:
+        self.setup(store)
+        usable = {q.name for q in self.indexes}
+        queries = self.cfg.query_threads if {"pdc", "marketsegment", "registersegment"} <= usable else 0
+        workers = [self._writer(i) for i in range(self.cfg.writers)] + [self._querier(i) for i in range(queries)]
+        result = run_phase("load", workers, store, emit, interval_s=self.cfg.interval_s, duration_s=None,
+                           abort=abort, max_errors=phases["max_errors"], engine_stats=store.stats,
+                           accounting=self.load_accounting,
+                           slow_us={INSERT: int(self.cfg.slow_threshold_s * 1e6)})
+        if result["aborted"]:
+            return "aborted" if result["error"] == "interrupted" else "failed"
+        expected = {"documents": self.cfg.total_docs, **{f"index {q.name}": self.cfg.total_docs for q in self.indexes}}
+        found = {"documents": store.count(COLLECTION, None),
+                 **{f"index {q.name}": store.count(COLLECTION, q.name) for q in self.indexes}}
+        emit({"event": "load_verified", "expected": expected, "found": found, "ok": expected == found})
+        return "complete"
+
+    def expected_after_load(self) -> dict:
+        return {"documents": self.cfg.total_docs}
