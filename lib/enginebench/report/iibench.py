@@ -144,7 +144,12 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
     limit_mb = (run.manifest.get("resources") or {}).get("memory_limit_mb")
     for s in run.systems:
         mine = series.filter(pl.col("system") == s["label"]) if not series.is_empty() else series
+        if mine.is_empty():
+            continue
         if mine.height < 4:
+            figures = system_figures(run, s["label"])
+            lines.append(f"**{s['label']}** inserted at {figures['irate']:,.0f} docs/s; its load lasted "
+                         f"{mine.height} interval(s), too few to see a trend.")
             continue
         rates = mine["insert_rate"].to_list()
         q = max(1, len(rates) // 5)
