@@ -65,6 +65,16 @@ def evaluate(claims: pl.DataFrame, resolve) -> pl.DataFrame:
                                       "expect": pl.Utf8, "verdict": pl.Utf8, "from": pl.Utf8, "reason": pl.Utf8})
 
 
+def magnitude_note(published: float | None, measured: float | None) -> str:
+    """When a claim's direction holds but its size is far from the published one, say so."""
+    if not published or not measured or measured in (float("inf"),):
+        return ""
+    scale = measured / published
+    if 0.67 <= scale <= 1.5:
+        return " (close to the published size)"
+    return f" (the direction matches; the size is {scale:.2f}x the published one)"
+
+
 def verdict_counts(table: pl.DataFrame) -> dict[str, int]:
     counts = {HOLDS: 0, FAILS: 0, NOT_EVALUATED: 0}
     for verdict in table["verdict"]:

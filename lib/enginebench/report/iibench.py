@@ -7,7 +7,8 @@ import altair as alt
 import polars as pl
 
 from ..paths import reference_dir
-from .claims import Measured, evaluate, load_claims
+from .claims import Measured, evaluate, load_claims, magnitude_note
+from .prose import caveat
 from .rundata import RunData, merged_latency, phase_summary
 
 MB = 1 << 20
@@ -178,6 +179,9 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
         if row["measured_ratio"] is None:
             lines.append(f"- *{row['claim']}*: not evaluated ({row['reason']}).")
         else:
+            note = magnitude_note(row["published_ratio"], row["measured_ratio"]) if row["verdict"] == "holds" else ""
             lines.append(f"- *{row['claim']}*: published {row['published_ratio']:.2f}x, measured "
-                         f"{row['measured_ratio']:.2f}x ({row['from']}): **{row['verdict']}**.")
+                         f"{row['measured_ratio']:.2f}x ({row['from']}): **{row['verdict']}**{note}.")
+    if caveat(run):
+        lines.append(caveat(run))
     return "\n\n".join(lines)

@@ -5,7 +5,7 @@ import statistics
 
 import polars as pl
 
-from .claims import FAILS, HOLDS, NOT_EVALUATED, verdict_counts
+from .claims import FAILS, HOLDS, NOT_EVALUATED, magnitude_note, verdict_counts
 from .rundata import RunData, phase_summary
 
 
@@ -14,6 +14,18 @@ def _ratio_text(a: float, b: float) -> str:
         return "n/a"
     r = a / b
     return f"{r:.2f}x" if r >= 1 else f"{r:.2f}x (i.e. {1 / r:.2f}x slower)"
+
+
+EMBEDDED_CAVEAT = ("**How to read these numbers.** The systems here are storage engines embedded in one Python "
+                   "runner process with MongoDB's record-store layout on top, not mongod: there is no network "
+                   "round trip, no query planner and no thread per connection, and the workload generator shares "
+                   "the process (its own CPU is reported as client cpu/o). Absolute rates, context switches and "
+                   "CPU per operation therefore measure a different stack from the posts'; what carries over is "
+                   "how the engines compare with each other under the same workload and limits.")
+
+
+def caveat(run: RunData) -> str:
+    return EMBEDDED_CAVEAT if (run.manifest.get("target") or {}).get("kind") == "embedded" else ""
 
 
 def linkbench_findings(run: RunData, claims: pl.DataFrame) -> str:
@@ -64,10 +76,13 @@ def linkbench_findings(run: RunData, claims: pl.DataFrame) -> str:
             lines.append(f"- *{row['claim']}*: not evaluated ({row['reason']}).")
         else:
             published = f"{row['published_ratio']:.2f}x" if row["published_ratio"] is not None else "no ratio"
+            note = magnitude_note(row["published_ratio"], row["measured_ratio"]) if row["verdict"] == HOLDS else ""
             lines.append(f"- *{row['claim']}*: published {published}, measured {row['measured_ratio']:.2f}x "
-                         f"({row['from']}): **{row['verdict']}**.")
+                         f"({row['from']}): **{row['verdict']}**{note}.")
     consistency = [(s["label"], (s.get("consistency") or {}).get("mismatches")) for s in done if s.get("consistency")]
     if consistency:
         lines.append("**Counts.** Consistency check (count rows against visible links): "
                      + ", ".join(f"{k} {v} mismatches" for k, v in consistency) + ".")
+    if caveat(run):
+        lines.append(caveat(run))
     return "\n\n".join(lines)
