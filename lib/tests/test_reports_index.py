@@ -1,0 +1,33 @@
+"""make reports: an offline index of every experiment's latest run, checked in headless Chromium."""
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from test_report_renders import CHROMIUM_FLAGS, chromium
+
+
+def test_index_lists_experiments_with_verdicts_and_working_links(tmp_path):
+    env = {**os.environ, "ENGINEBENCH_RESULTS": str(tmp_path / "results"), "ENGINEBENCH_DATA": str(tmp_path / "data"),
+           "ENGINEBENCH_REPORTS": str(tmp_path / "reports")}
+    for exp in ("linkbench_cached", "iibench_500m"):
+        subprocess.run([sys.executable, "-m", "enginebench", "run", exp, "--scale", "smoke"], env=env, check=True,
+                       capture_output=True, timeout=600)
+    subprocess.run([sys.executable, "-m", "enginebench", "run", "iibench_500m", "--scale", "smoke"], env=env,
+                   check=True, capture_output=True, timeout=600)  # a second run: the first is "earlier"
+    out = subprocess.run([sys.executable, "-m", "enginebench", "reports"], env=env, check=True,
+                         capture_output=True, text=True, timeout=300)
+    index = tmp_path / "reports" / "index.html"
+    assert str(index) in out.stdout
+    page = index.read_text()
+    for exp in ("linkbench_cached", "iibench_500m"):
+        assert exp in page
+    assert len(re.findall(r"\d+ hold</span>", page)) == 2
+    links = re.findall(r"href='([^']+)'", page)
+    assert links and all((index.parent / link).resolve().exists() for link in links)
+    assert not re.search(r"(src|href)=[\"']https?://", page)
+    shot = tmp_path / "index.png"
+    subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,600",
+                    f"--screenshot={shot}", index.as_uri()], capture_output=True, timeout=120)
+    assert shot.read_bytes()[:4] == b"\x89PNG"
