@@ -192,7 +192,61 @@ display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measure
     ("code", """display(HTML(html.provenance(run)))"""),
 ]
 
-NOTEBOOKS = {"linkbench": LINKBENCH, "iibench": IIBENCH}
+SYSBENCH = [
+    ("md", """# sysbench-mongodb under cgroup memory limits
+
+Re-runs *MongoDB sysbench-mongo benchmark* (2015): sysbench's OLTP transaction (10 point selects,
+four 100-document ranges, an index update, a non-index update, a delete and re-insert) on slow
+storage, with the server's memory limited by cgroups to three sizes, measured every 10 seconds;
+WiredTiger with its default 60 s checkpoint and with 900 s. Every number below comes from the run
+this notebook started (or was pointed at)."""),
+    ("params", """exp = "sysbench_cgroups"  # the sysbench experiment
+scale = "smoke"  # smoke (CI, seconds) | default (minutes) | paper (the post's sizes)
+target = "auto"  # auto | embedded | mongod
+run_dir = ""  # a results folder to report instead of running the experiment"""),
+    ("code", """from pathlib import Path
+
+import polars as pl
+from IPython.display import HTML, Image, Markdown, display
+
+import enginebench
+from enginebench.params import load_params
+from enginebench.report import charts, html, resources, sysbench as sb
+from enginebench.report.prose import caveat
+from enginebench.report.rundata import load_run
+
+params = load_params(exp, scale)  # fails here, before anything starts, on a bad params file
+print(f"{params['title']}: scale {scale}, {len(params['systems'])} runs")"""),
+    ("run", """run_path = Path(run_dir) if run_dir else enginebench.run(exp, scale, target)
+run = load_run(run_path)"""),
+    ("code", """display(HTML(html.banner(run)))"""),
+    ("check", """# NBVAL_CHECK_OUTPUT
+# Documents per collection after the load and after the run (delete + re-insert keeps them constant).
+for s in run.systems:
+    loaded, after = s.get("load_verified") or {}, s.get("consistency") or {}
+    print(s["label"], "loaded ok" if loaded.get("ok") else "load MISMATCH", "| after run mismatches:", after.get("mismatches"))"""),
+    ("md", "## Memory and storage per run\n\nThe memory limit each run had, the peak it reached, and the storage caps."),
+    ("code", """display(HTML(html.table(resources.resources_table(run), "Resources per run")))"""),
+    ("md", "## Throughput\n\nThe post's average over the 2nd hour; ours over the second half of each run (transactions per second)."),
+    ("code", """display(HTML(html.side_by_side(html.table(sb.post_matrix(), "2015 (cache / total GiB)"),
+                               html.table(sb.our_matrix(run), "measured"))))
+chart = sb.throughput_chart(run)
+if chart is not None:
+    display(Image(charts.to_png(chart)))"""),
+    ("code", """chart = sb.io_chart(run)
+if chart is not None:
+    display(Image(charts.to_png(chart)))"""),
+    ("md", "## Claims"),
+    ("code", """claims = sb.claims_table(run)
+display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measured_ratio", "expect", "verdict", "from", "reason"),
+                        "Claims", classes={"holds": "eb-holds", "does not hold": "eb-fails", "not evaluated": "eb-na"})))
+lines = [f"- *{r['claim']}*: **{r['verdict']}**" + (f" (measured {r['measured_ratio']:.2f}x, published {r['published_ratio']}x)"
+         if r["measured_ratio"] is not None else f" ({r['reason']})") for r in claims.iter_rows(named=True)]
+display(Markdown("\\n".join(lines) + ("\\n\\n" + caveat(run) if caveat(run) else "")))"""),
+    ("code", """display(HTML(html.provenance(run)))"""),
+]
+
+NOTEBOOKS = {"linkbench": LINKBENCH, "iibench": IIBENCH, "sysbench": SYSBENCH}
 
 
 def build(cells) -> nbformat.NotebookNode:

@@ -230,8 +230,11 @@ def run(exp: str, scale: str = "default", target: str = "auto") -> Path:
         raise ValueError(f"unknown target {target!r}; allowed: {', '.join(TARGETS)}")
     params = load_params(exp, scale)
     resolved = resolve_target(target)
-    plan = plan_resources(params)  # raises, starting nothing, when a required limit is impossible
-    folder = RunFolder.create(params, resolved, resolved["banner"] + plan.banner(), plan.describe())
+    # Raises, starting nothing, when a required limit is impossible (for the run or any system).
+    plan = plan_resources(params)
+    system_plans = {s["label"]: plan_resources(params, s) for s in params["systems"]}
+    banner = list(dict.fromkeys(plan.banner() + [line for p in system_plans.values() for line in p.banner()]))
+    folder = RunFolder.create(params, resolved, resolved["banner"] + banner, plan.describe())
     stop_flag = threading.Event()
     previous = None
     if threading.current_thread() is threading.main_thread():
@@ -242,7 +245,7 @@ def run(exp: str, scale: str = "default", target: str = "auto") -> Path:
     status = "complete"
     try:
         for system in params["systems"]:
-            result = _run_system(folder, params, system, resolved, stop_flag, plan)
+            result = _run_system(folder, params, system, resolved, stop_flag, system_plans[system["label"]])
             if result["status"] == "aborted":
                 status = "aborted"
                 break

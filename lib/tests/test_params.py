@@ -122,3 +122,9 @@ def test_mongod_target_without_binary_fails_at_once(monkeypatch):
         resolve_target("mongod")
     assert resolve_target("auto")["kind"] == "embedded"
     assert "no mongod binary" in resolve_target("auto")["banner"][0]
+
+
+def test_misspelt_workload_key_lists_that_workloads_keys(scratch_params):
+    scratch_params(lambda raw: raw["workload"].update(maxid=5))
+    with pytest.raises(ParamsError, match=r"workload\.maxid: unknown key; allowed keys: .*maxid1"):
+        load_params("linkbench_cached", "paper")

@@ -12,7 +12,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..paths import params_dir
-from .schema import SCALES, Experiment
+from .schema import SCALES, WORKLOAD_MODELS, Experiment
 
 
 class ParamsError(ValueError):
@@ -63,10 +63,16 @@ def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
 
 def _explain(error: dict, data: dict) -> str:
     loc = tuple(error["loc"])
+    workload_model = None
+    if len(loc) > 1 and loc[0] == "workload" and loc[1] in WORKLOAD_MODELS:
+        # pydantic puts the workload's name (the union's tag) into the path; the file has none.
+        workload_model = WORKLOAD_MODELS[loc[1]]
+        loc = (loc[0],) + loc[2:]
     path = ".".join(str(p) for p in loc) or "(top level)"
     kind = error["type"]
     if kind == "extra_forbidden":
-        allowed = _allowed_keys(Experiment, loc)
+        allowed = (sorted(workload_model.model_fields) if workload_model and len(loc) == 2
+                   else _allowed_keys(Experiment, loc))
         return f"{path}: unknown key; allowed keys: {', '.join(allowed) or '(none)'}"
     if kind == "missing":
         return f"{path}: required key is missing"

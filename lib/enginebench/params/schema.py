@@ -53,6 +53,9 @@ class System(Strict):
     options: dict = Field(default_factory=dict)
     # False: load only, as the post's op0 setups appear only in its load table.
     measure_requests: bool = True
+    # This system's memory limit, overriding resources.memory.limit_mb (a memory matrix is one
+    # system per engine and memory size).
+    memory_limit_mb: int | None = Field(None, ge=16)
 
     @model_validator(mode="after")
     def _check_options(self):
@@ -109,6 +112,36 @@ class IIBenchWorkload(Strict):
     interval_s: float = Field(10.0, gt=0)
 
 
+class SysbenchWorkload(Strict):
+    """sysbench-mongodb's config.bash, by name (spec B.6)."""
+    name: Literal["sysbench"]
+    collections: int = Field(16, ge=1)
+    docs_per_collection: int = Field(10_000_000, ge=1)
+    docs_per_insert: int = Field(1000, ge=1)
+    loader_threads: int = Field(8, ge=1)
+    writer_threads: int = Field(64, ge=1, le=1024)
+    run_seconds: float = Field(600, gt=0)
+    interval_s: float = Field(10, gt=0)
+    range_size: int = Field(100, ge=1)
+    point_selects: int = Field(10, ge=0)
+    simple_ranges: int = Field(1, ge=0)
+    sum_ranges: int = Field(1, ge=0)
+    order_ranges: int = Field(1, ge=0)
+    distinct_ranges: int = Field(1, ge=0)
+    index_updates: int = Field(1, ge=0)
+    non_index_updates: int = Field(1, ge=0)
+    inserts: int = Field(1, ge=0)
+    max_tps: int | None = Field(None, ge=1)
+    seed: int = 1
+
+    @model_validator(mode="after")
+    def _whole_batches(self):
+        if self.docs_per_collection < self.docs_per_insert:
+            raise ValueError(f"docs_per_collection ({self.docs_per_collection}) must be at least docs_per_insert "
+                             f"({self.docs_per_insert}): only whole batches are loaded")
+        return self
+
+
 class Phases(Strict):
     loaders: int = Field(1, ge=1, le=256)
     requesters: int = Field(1, ge=1, le=1024)
@@ -121,6 +154,9 @@ class Phases(Strict):
     interval_s: float = Field(60, gt=0)
     intervals: int = Field(1, ge=1)
     max_errors: int = Field(100, ge=0)
+
+
+WORKLOAD_MODELS = {"linkbench": LinkBenchWorkload, "iibench": IIBenchWorkload, "sysbench": SysbenchWorkload}
 
 
 class Metrics(Strict):
@@ -153,7 +189,7 @@ class Experiment(Strict):
     question: str
     seed: str
     reference: Reference
-    workload: LinkBenchWorkload | IIBenchWorkload = Field(discriminator="name")
+    workload: LinkBenchWorkload | IIBenchWorkload | SysbenchWorkload = Field(discriminator="name")
     phases: Phases = Field(default_factory=Phases)
     metrics: Metrics = Field(default_factory=Metrics)
     resources: Resources = Field(default_factory=Resources)

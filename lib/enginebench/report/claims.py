@@ -33,6 +33,8 @@ def check_expectation(expect: str, ratio: float) -> bool | None:
         return ratio < float(m.group(1))
     if m := re.fullmatch(r"between ([\d.]+) and ([\d.]+)", text):
         return float(m.group(1)) <= ratio <= float(m.group(2))
+    if text == "lowest":  # the resolver gives (lowest of the others) / (this engine's value)
+        return ratio >= 1
     return None
 
 

@@ -12,7 +12,8 @@ from .html import STYLE
 from .rundata import load_run
 
 CLAIM_TABLES = {"linkbench": "enginebench.report.linkbench:claims_table",
-                "iibench": "enginebench.report.iibench:claims_table"}
+                "iibench": "enginebench.report.iibench:claims_table",
+                "sysbench": "enginebench.report.sysbench:claims_table"}
 
 
 def claims_for(run) -> dict | None:

@@ -61,9 +61,13 @@ class ResourcePlan:
         return asdict(self)
 
 
-def plan_resources(params: dict) -> ResourcePlan:
+def plan_resources(params: dict, system: dict | None = None) -> ResourcePlan:
+    """The plan for the run, or for one system (whose memory_limit_mb, if set, overrides the
+    experiment's: that is how a memory matrix is written)."""
     memory, storage = params["resources"]["memory"], params["resources"]["storage"]
     limit, profile = memory["limit_mb"], storage["profile"]
+    if system is not None and system.get("memory_limit_mb") is not None:
+        limit = system["memory_limit_mb"]
     ok, why = cgroups_writable() if (limit is not None or profile != "none") else (False, "")
     plan = ResourcePlan(limit, profile, None, None)
     if limit is not None:

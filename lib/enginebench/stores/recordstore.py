@@ -388,11 +388,16 @@ class RecordStore(Store):
         end = prefix_successor(base if hi_vals is None else base + encode_key(hi_vals, rest[:len(hi_vals)]))
         return table, spec, start, end
 
-    def _entries(self, txn: KVTxn, coll, index, prefix, low, high, reverse, keys: bool = False) -> Iterator[bytes]:
-        """Encoded _ids of the documents in range, in order (or the index keys themselves)."""
+    def _entries(self, txn: KVTxn, coll, index, prefix, low, high, reverse, keys: bool = False):
+        """(entry, document bytes or None) in range, in order. The entry is the encoded _id (or,
+        with keys=True, the index key itself); a scan of the collection itself has the document
+        at hand, an index scan fetches it only if asked."""
         table, spec, start, end = self._range(coll, index, prefix, low, high)
         for key, value in txn.scan(table, start, end, reverse):
-            yield key if spec is None or keys else value
+            if spec is None:
+                yield key, value
+            else:
+                yield (key if keys else value), None
 
     def scan(self, collection: str, index: str | None, prefix: tuple = (), *, low=None, high=None,
              reverse: bool = False, skip: int = 0, limit: int | None = None,
@@ -400,17 +405,18 @@ class RecordStore(Store):
         coll = self._coll(collection)
         names = ("_id",) if index is None else self._index(coll, index)[0].field_names
         # A projection inside the index is answered from the index alone, as a covered query is.
-        covered = fields is not None and set(fields) <= set(names) and "_id" not in fields
+        covered = index is not None and fields is not None and set(fields) <= set(names) and "_id" not in fields
 
         def read(txn: KVTxn):
             out = []
             entries = self._entries(txn, coll, index, prefix, low, high, reverse, keys=covered)
-            for entry in itertools.islice(entries, skip, None if limit is None else skip + limit):
+            for entry, raw in itertools.islice(entries, skip, None if limit is None else skip + limit):
                 if covered:
                     values = dict(zip(names, decode_key(entry)))
                     out.append({f: values[f] for f in fields})
                     continue
-                raw = txn.get(coll.table, entry)
+                if raw is None:
+                    raw = txn.get(coll.table, entry)
                 if raw is not None:
                     doc = bson.decode(raw)
                     out.append(doc if fields is None else {f: doc[f] for f in fields if f in doc})

@@ -1,7 +1,7 @@
 """Workloads by name. Each exposes run_plan(store, phases, emit, abort) -> status."""
 from __future__ import annotations
 
-WORKLOADS = ("linkbench", "iibench")
+WORKLOADS = ("linkbench", "iibench", "sysbench")
 
 
 def build_workload(spec: dict):
@@ -12,4 +12,7 @@ def build_workload(spec: dict):
     if name == "iibench":
         from .iibench import IIBench, IIBenchConfig
         return IIBench(IIBenchConfig(**spec["params"]))
+    if name == "sysbench":
+        from .sysbench import Sysbench, SysbenchConfig
+        return Sysbench(SysbenchConfig(**spec["params"]))
     raise ValueError(f"unknown workload {name!r}; allowed: {', '.join(WORKLOADS)}")

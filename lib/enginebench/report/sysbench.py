@@ -1,0 +1,154 @@
+"""sysbench report pieces: throughput matrix per memory size next to the post's, 10-second series,
+IO per operation, claims."""
+from __future__ import annotations
+
+import math
+import statistics
+
+import altair as alt
+import polars as pl
+
+from ..paths import reference_dir
+from .claims import Measured, evaluate, load_claims
+from .rundata import RunData, phase_summary
+
+
+def post_matrix() -> pl.DataFrame:
+    ref = pl.read_csv(reference_dir() / "sysbench_2015.csv")
+    ref = ref.with_columns(pl.format("{}/{}", "cache_gib", "total_gib").alias("cache/total GiB"))
+    return ref.pivot(on="system", index="cache/total GiB", values="ops_per_s")
+
+
+def _label_kind(system: dict) -> str:
+    """The engine configuration a system stands for, without its memory size."""
+    options = system["options"]
+    if system["engine"] == "wiredtiger":
+        kind = "wiredTiger" if options.get("table_type", "btree") == "btree" else "wiredTiger LSM"
+        return kind + (f" (checkpoint {options['checkpoint_s']}s)" if options.get("checkpoint_s", 60) != 60 else "")
+    return {"rocksdb": "RocksDB", "lmdb": "LMDB (mmap)"}[system["engine"]]
+
+
+def steady_rate(run: RunData, label: str) -> float | None:
+    """Mean 10-second throughput over the second half of the run (the post averaged the 2nd hour)."""
+    if run.intervals.is_empty():
+        return None
+    rows = run.intervals.filter((pl.col("system") == label) & (pl.col("phase") == "run")).sort("interval")
+    if rows.is_empty():
+        return None
+    half = rows.tail(max(1, rows.height // 2))
+    return float(half["ops_per_s"].mean())
+
+
+def our_matrix(run: RunData) -> pl.DataFrame:
+    cells: dict[str, dict[str, float | None]] = {}
+    for s in run.systems:
+        memory = s.get("memory_limit_mb") or run.manifest["params"]["resources"]["memory"]["limit_mb"]
+        rate = steady_rate(run, s["label"])
+        cells.setdefault(f"{memory} MB", {})[_label_kind(s)] = None if rate is None else round(rate, 1)
+    rows = [{"memory limit": size, **values} for size, values in cells.items()]
+    return pl.DataFrame(rows)
+
+
+def throughput_chart(run: RunData) -> alt.Chart | None:
+    rows = []
+    for s in run.systems:
+        data = run.intervals.filter((pl.col("system") == s["label"]) & (pl.col("phase") == "run")).sort("interval")
+        for row in data.iter_rows(named=True):
+            rows.append({"system": _label_kind(s), "memory": f"{s.get('memory_limit_mb')} MB",
+                         "seconds": (row["interval"] + 1) * row["seconds"], "tps": row["ops_per_s"]})
+    if not rows:
+        return None
+    return (alt.Chart(alt.Data(values=rows), title="Transactions per second, every interval")
+            .mark_line()
+            .encode(x=alt.X("seconds:Q", title="seconds into the run"), y=alt.Y("tps:Q", title="transactions/s"),
+                    color=alt.Color("system:N", title="engine"), row=alt.Row("memory:N", title="memory limit"))
+            .properties(width=560, height=140))
+
+
+def io_chart(run: RunData) -> alt.Chart | None:
+    rows = []
+    for s in run.systems:
+        summary = phase_summary(run.intervals, s["label"], "run")
+        if not summary:
+            continue
+        if summary["rkb_per_op"] is not None:
+            rows.append({"system": s["label"], "kind": "read KiB/op", "value": summary["rkb_per_op"]})
+        if summary["wkb_per_op"] is not None:
+            rows.append({"system": s["label"], "kind": "write KiB/op", "value": -summary["wkb_per_op"]})
+    if not rows:
+        return None
+    return (alt.Chart(alt.Data(values=rows), title="IO per transaction: reads above zero, writes below")
+            .mark_bar()
+            .encode(x=alt.X("system:N", title=None, axis=alt.Axis(labelAngle=-40)), y=alt.Y("value:Q", title="KiB per transaction"),
+                    color=alt.Color("kind:N", title=None))
+            .properties(width=560, height=260))
+
+
+# -- claims ---------------------------------------------------------------------------------
+def _rates_by_memory(run: RunData, role: str, checkpoint: int | None = None) -> dict[int, float]:
+    out = {}
+    for s in run.systems:
+        if s["role"] != role or s.get("status") != "complete":
+            continue
+        if checkpoint is not None and s["options"].get("checkpoint_s", 60) != checkpoint:
+            continue
+        rate = steady_rate(run, s["label"])
+        if rate is not None:
+            out.setdefault(s.get("memory_limit_mb") or 0, rate)
+    return out
+
+
+def resolver(run: RunData):
+    def compare(num: dict, den: dict, name_a: str, name_b: str, use_min: bool) -> Measured:
+        sizes = sorted(set(num) & set(den))
+        if not sizes:
+            return Measured(None, "", f"needs {name_a} and {name_b} at the same memory size")
+        ratios = [num[m] / den[m] for m in sizes if den[m]]
+        detail = "; ".join(f"{m} MB: {num[m]:.0f} / {den[m]:.0f}" for m in sizes)
+        value = min(ratios) if use_min else math.exp(statistics.mean(math.log(r) for r in ratios))
+        return Measured(value, detail)
+
+    def resolve(claim: dict) -> Measured:
+        cid = claim["id"]
+        btree = _rates_by_memory(run, "btree", checkpoint=60)
+        if cid == "sb.lsm_vs_btree":
+            return compare(_rates_by_memory(run, "lsm"), btree, "lsm", "btree", use_min=True)
+        if cid == "sb.btree_vs_mmap":
+            return compare(btree, _rates_by_memory(run, "mmap"), "btree", "mmap", use_min=True)
+        if cid == "sb.checkpoint":
+            return compare(_rates_by_memory(run, "btree", checkpoint=900), btree, "checkpoint 900 s",
+                           "checkpoint 60 s", use_min=False)
+        if cid == "sb.cache_scaling":
+            ratios, parts = [], []
+            for role, rates in (("btree", btree), ("lsm", _rates_by_memory(run, "lsm"))):
+                if len(rates) >= 2:
+                    lo, hi = min(rates), max(rates)
+                    ratios.append(rates[hi] / rates[lo])
+                    parts.append(f"{role}: {rates[hi]:.0f} at {hi} MB / {rates[lo]:.0f} at {lo} MB")
+            if not ratios:
+                return Measured(None, "", "needs btree or lsm systems at two memory sizes")
+            return Measured(min(ratios), "; ".join(parts))
+        if cid == "sb.fractal_flat":
+            rates = _rates_by_memory(run, "fractal")
+            if len(rates) < 2:
+                return Measured(None, "", "needs a fractal-tree engine (TokuMX, PerconaFT) at two memory sizes; "
+                                          "none runs embedded, it needs the mongod target with such a binary")
+            return Measured(rates[max(rates)] / rates[min(rates)], "")
+        if cid == "sb.write_per_op":
+            per_role = {}
+            for s in run.systems:
+                summary = phase_summary(run.intervals, s["label"], "run") if s.get("status") == "complete" else None
+                if summary and summary["wkb_per_op"] is not None:
+                    per_role.setdefault(s["role"], []).append(summary["wkb_per_op"])
+            if "lsm" not in per_role or len(per_role) < 2:
+                return Measured(None, "", "needs the lsm engine and at least one other")
+            lsm = min(per_role["lsm"])
+            others = min(min(v) for r, v in per_role.items() if r != "lsm")
+            # "lowest": the lowest other engine's KB/op over the LSM's; at least 1 means the LSM is lowest.
+            return Measured(others / lsm if lsm else math.inf, f"lsm {lsm:.2f} KB/op, lowest other {others:.2f}")
+        return Measured(None, "", f"claim {cid} has no resolver")
+    return resolve
+
+
+def claims_table(run: RunData) -> pl.DataFrame:
+    return evaluate(load_claims(run.manifest["experiment"]), resolver(run))
