@@ -11,7 +11,6 @@ import math
 import queue
 import random
 import time
-from collections import Counter
 from dataclasses import dataclass
 
 from bson import ObjectId
@@ -167,29 +166,60 @@ class LinkBench:
 
     # -- consistency ----------------------------------------------------------------------
     def check(self, store: Store) -> dict:
-        """Compare every count row with the number of visible links of its (id1, type)."""
-        visible: Counter = Counter()
-        for id1, link_type, visibility, *_ in store.iter_index(ops.LINK, ops.LINK_LIST.name):
-            if visibility == ops.VISIBLE:
-                visible[(id1, link_type)] += 1
-        mismatches = rows = 0
+        """Compare every count row with the number of visible links of its (id1, type).
+
+        Both sides are read in key order and merged, so the check needs memory for one page of
+        each, not for the whole graph (it runs inside the run's memory limit)."""
+        mismatches = rows = visible_total = 0
         examples = []
-        seen = set()
-        for doc in store.scan(ops.COUNT, ops.COUNT_PK.name):
-            key = (doc["id"], doc["link_type"])
-            seen.add(key)
-            rows += 1
-            if doc.get("count", 0) != visible.get(key, 0):
+        links = _visible_per_list(store)
+        counts = _count_rows(store)
+        link = next(links, None)
+        count = next(counts, None)
+        while link is not None or count is not None:
+            if count is None or (link is not None and link[0] < count[0]):
+                key, visible, stored = link[0], link[1], None
+                link = next(links, None)
+            elif link is None or count[0] < link[0]:
+                key, visible, stored = count[0], 0, count[1]
+                count = next(counts, None)
+            else:
+                key, visible, stored = link[0], link[1], count[1]
+                link, count = next(links, None), next(counts, None)
+            visible_total += visible
+            rows += stored is not None
+            if (stored or 0) != visible:
                 mismatches += 1
                 if len(examples) < 5:
-                    examples.append({"id1": key[0], "link_type": key[1], "count": doc.get("count", 0),
-                                     "visible_links": visible.get(key, 0)})
-        missing = [k for k, v in visible.items() if v and k not in seen]
-        mismatches += len(missing)
-        for key in missing[:max(0, 5 - len(examples))]:
-            examples.append({"id1": key[0], "link_type": key[1], "count": None, "visible_links": visible[key]})
-        return {"count_rows": rows, "visible_links": sum(visible.values()), "mismatches": mismatches,
-                "examples": examples}
+                    examples.append({"id1": key[0], "link_type": key[1], "count": stored, "visible_links": visible})
+        return {"count_rows": rows, "visible_links": visible_total, "mismatches": mismatches, "examples": examples}
+
+
+def _visible_per_list(store: Store):
+    """((id1, link_type), visible links) in key order, from the id1_type index alone."""
+    current, visible = None, 0
+    for id1, link_type, visibility, *_ in store.iter_index(ops.LINK, ops.LINK_LIST.name):
+        if (id1, link_type) != current:
+            if current is not None:
+                yield current, visible
+            current, visible = (id1, link_type), 0
+        visible += visibility == ops.VISIBLE
+    if current is not None:
+        yield current, visible
+
+
+def _count_rows(store: Store, page: int = 10000):
+    """((id, link_type), count) for every count row in key order, a page at a time."""
+    after = None
+    while True:
+        docs = store.scan(ops.COUNT, ops.COUNT_PK.name, low=after, limit=page + (after is not None))
+        if after is not None and docs and (docs[0]["id"], docs[0]["link_type"]) == after:
+            docs = docs[1:]  # the bound is inclusive: the previous page's last row comes back
+        for doc in docs:
+            yield (doc["id"], doc["link_type"]), doc.get("count", 0)
+        if len(docs) < page:
+            return
+        after = (docs[-1]["id"], docs[-1]["link_type"])
 
 
 class Requester:
