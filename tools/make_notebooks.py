@@ -14,6 +14,37 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 ROOT = Path(__file__).resolve().parents[1]
 
+
+def head(exp: str, exp_choices: str, modules: str) -> list:
+    """The cells every notebook opens with: the parameters (papermill's contract: defaults are the
+    smoke scale), imports, the run (its progress log hidden in the report) and the banner."""
+    return [
+        ("params", f"""exp = "{exp}"  # {exp_choices}
+scale = "smoke"  # smoke (CI, seconds) | default (minutes on 2 cores) | paper (the post's own sizes)
+target = "auto"  # auto | embedded | mongod
+run_dir = ""  # a results folder to report instead of running the experiment"""),
+        ("code", f"""from pathlib import Path
+
+import polars as pl
+from IPython.display import HTML, Image, Markdown, display
+
+import enginebench
+from enginebench.params import load_params
+from enginebench.report import charts, html, resources, {modules}
+from enginebench.report.prose import caveat
+from enginebench.report.rundata import load_run, phase_summary
+
+params = load_params(exp, scale)  # fails here, before anything starts, on a bad params file
+print(f"{{params['title']}}: scale {{scale}}, {{len(params['systems'])}} systems")"""),
+        ("run", """run_path = Path(run_dir) if run_dir else enginebench.run(exp, scale, target)
+run = load_run(run_path)"""),
+        ("code", """display(HTML(html.banner(run)))"""),
+    ]
+
+
+FOOT = [("code", """display(HTML(html.provenance(run)))""")]
+
+
 LINKBENCH = [
     ("md", """# LinkBench: B-tree against LSM, re-run
 
@@ -23,30 +54,12 @@ params name. Every number below comes from the run this notebook started (or was
 every claim of the post is evaluated against it. Parameters: `exp` (which LinkBench experiment),
 `scale` (`smoke`, `default`, `paper`), `target` (`auto`, `embedded`, `mongod`), and `run_dir` to
 report an existing run instead of starting one."""),
-    ("params", """exp = "linkbench_cached"  # linkbench_cached | linkbench_uncached_disk | linkbench_uncached_ssd
-scale = "smoke"  # smoke (CI, seconds) | default (minutes) | paper (the post's own sizes)
-target = "auto"  # auto | embedded | mongod
-run_dir = ""  # a results folder to report instead of running the experiment"""),
-    ("code", """from pathlib import Path
-
-from IPython.display import HTML, Image, Markdown, display
-
-import enginebench
-from enginebench.params import load_params
-from enginebench.report import charts, html, linkbench as lb
-from enginebench.report.prose import linkbench_findings
-from enginebench.report.rundata import load_run
-
-params = load_params(exp, scale)  # fails here, before anything starts, on a bad params file
-print(f"{params['title']}: scale {scale}, {len(params['systems'])} systems")"""),
-    ("run", """run_path = Path(run_dir) if run_dir else enginebench.run(exp, scale, target)
-run = load_run(run_path)"""),
-    ("code", """display(HTML(html.banner(run)))"""),
+    *head("linkbench_cached", "linkbench_cached | linkbench_uncached_disk | linkbench_uncached_ssd",
+          "linkbench as lb"),
     ("md", "## What ran\n\nEach system is one engine configuration: label as in the post (`wt` WiredTiger, `rx` RocksDB, `op1` = writes also go to an oplog, as on a replica-set member)."),
     ("code", """systems = [{"setup": s["label"], "role": s["role"], "engine": s["engine"], "version": s.get("version"),
             "status": s.get("status"), "transactions": s.get("transactions"), "error": s.get("error") or ""}
            for s in run.systems]
-import polars as pl
 display(HTML(html.table(pl.DataFrame(systems), "Systems")))"""),
     ("check", """# NBVAL_CHECK_OUTPUT
 # Documents after the load, against what the params and the degree model require.
@@ -65,8 +78,7 @@ for s in run.systems:
 What the resource profile enforced for each system: the memory limit on the runner process (the
 engine's server) with the peak it reached, the emulated device's IOPS caps with the IOPS the
 system's cgroup actually issued per interval, and how the database was evicted before the queries."""),
-    ("code", """from enginebench.report import resources
-display(HTML(html.table(resources.resources_table(run), "Resources per system")))
+    ("code", """display(HTML(html.table(resources.resources_table(run), "Resources per system")))
 held = resources.caps_held(run)
 if held:
     display(Markdown("\\n".join(f"- {line}" for line in held)))
@@ -97,8 +109,7 @@ display(HTML(html.side_by_side(*our_runs)))"""),
     chart = charts.throughput_over_time(run, phase, title)
     if chart is not None:
         display(Image(charts.to_png(chart)))"""),
-    ("code", """from enginebench.report.rundata import phase_summary
-for phase, title in (("load", "Load: per-operation metrics (per node inserted)"),
+    ("code", """for phase, title in (("load", "Load: per-operation metrics (per node inserted)"),
                      ("run", "Query phase: per-operation metrics (per request)")):
     rows = [{"system": s["label"], **phase_summary(run.intervals, s["label"], phase)}
             for s in run.systems if phase_summary(run.intervals, s["label"], phase)]
@@ -116,8 +127,9 @@ if chart is not None:
 display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measured_ratio", "expect", "verdict", "from", "reason"),
                         "Claims", classes={"holds": "eb-holds", "does not hold": "eb-fails", "not evaluated": "eb-na"})))"""),
     ("md", "## Findings"),
-    ("code", """display(Markdown(linkbench_findings(run, claims)))"""),
-    ("code", """display(HTML(html.provenance(run)))"""),
+    ("code", """from enginebench.report.prose import linkbench_findings
+display(Markdown(linkbench_findings(run, claims)))"""),
+    *FOOT,
 ]
 
 
@@ -130,25 +142,7 @@ range scans on those indexes, back to back. The post's claim: the LSM (RocksDB) 
 stalls less because it does no read-before-write for secondary indexes, while the b-tree
 (WiredTiger) answers the range scans faster. Every number below comes from the run this notebook
 started (or was pointed at)."""),
-    ("params", """exp = "iibench_500m"  # the iibench experiment
-scale = "smoke"  # smoke (CI, seconds) | default (minutes) | paper (the post's 500M documents)
-target = "auto"  # auto | embedded | mongod
-run_dir = ""  # a results folder to report instead of running the experiment"""),
-    ("code", """from pathlib import Path
-
-import polars as pl
-from IPython.display import HTML, Image, Markdown, display
-
-import enginebench
-from enginebench.params import load_params
-from enginebench.report import charts, html, iibench as ib, resources
-from enginebench.report.rundata import load_run
-
-params = load_params(exp, scale)  # fails here, before anything starts, on a bad params file
-print(f"{params['title']}: scale {scale}, {params['workload']['max_rows']:,} documents, {len(params['systems'])} systems")"""),
-    ("run", """run_path = Path(run_dir) if run_dir else enginebench.run(exp, scale, target)
-run = load_run(run_path)"""),
-    ("code", """display(HTML(html.banner(run)))"""),
+    *head("iibench_500m", "the iibench experiment", "iibench as ib"),
     ("code", """systems = [{"setup": s["label"], "role": s["role"], "engine": s["engine"], "version": s.get("version"),
             "status": s.get("status"), "error": s.get("error") or ""} for s in run.systems]
 display(HTML(html.table(pl.DataFrame(systems), "Systems")))"""),
@@ -189,7 +183,7 @@ display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measure
                         "Claims", classes={"holds": "eb-holds", "does not hold": "eb-fails", "not evaluated": "eb-na"})))"""),
     ("md", "## Findings"),
     ("code", """display(Markdown(ib.findings(run, claims)))"""),
-    ("code", """display(HTML(html.provenance(run)))"""),
+    *FOOT,
 ]
 
 SYSBENCH = [
@@ -200,26 +194,7 @@ four 100-document ranges, an index update, a non-index update, a delete and re-i
 storage, with the server's memory limited by cgroups to three sizes, measured every 10 seconds;
 WiredTiger with its default 60 s checkpoint and with 900 s. Every number below comes from the run
 this notebook started (or was pointed at)."""),
-    ("params", """exp = "sysbench_cgroups"  # the sysbench experiment
-scale = "smoke"  # smoke (CI, seconds) | default (minutes) | paper (the post's sizes)
-target = "auto"  # auto | embedded | mongod
-run_dir = ""  # a results folder to report instead of running the experiment"""),
-    ("code", """from pathlib import Path
-
-import polars as pl
-from IPython.display import HTML, Image, Markdown, display
-
-import enginebench
-from enginebench.params import load_params
-from enginebench.report import charts, html, resources, sysbench as sb
-from enginebench.report.prose import caveat
-from enginebench.report.rundata import load_run
-
-params = load_params(exp, scale)  # fails here, before anything starts, on a bad params file
-print(f"{params['title']}: scale {scale}, {len(params['systems'])} runs")"""),
-    ("run", """run_path = Path(run_dir) if run_dir else enginebench.run(exp, scale, target)
-run = load_run(run_path)"""),
-    ("code", """display(HTML(html.banner(run)))"""),
+    *head("sysbench_cgroups", "the sysbench experiment", "sysbench as sb"),
     ("check", """# NBVAL_CHECK_OUTPUT
 # Documents per collection after the load and after the run (delete + re-insert keeps them constant).
 for s in run.systems:
@@ -243,7 +218,7 @@ display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measure
 lines = [f"- *{r['claim']}*: **{r['verdict']}**" + (f" (measured {r['measured_ratio']:.2f}x, published {r['published_ratio']}x)"
          if r["measured_ratio"] is not None else f" ({r['reason']})") for r in claims.iter_rows(named=True)]
 display(Markdown("\\n".join(lines) + ("\\n\\n" + caveat(run) if caveat(run) else "")))"""),
-    ("code", """display(HTML(html.provenance(run)))"""),
+    *FOOT,
 ]
 
 NOTEBOOKS = {"linkbench": LINKBENCH, "iibench": IIBENCH, "sysbench": SYSBENCH}

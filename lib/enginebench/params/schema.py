@@ -18,29 +18,29 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class WiredTigerOptions(Strict):
+class RecordStoreOptions(Strict):
+    """Options of the record-store layer every embedded engine shares (op1 = with an oplog)."""
+    oplog: bool = False
+    oplog_size_mb: int = Field(1024, ge=1)
+
+
+class WiredTigerOptions(RecordStoreOptions):
     table_type: Literal["btree", "lsm"] = "btree"
     cache_size_mb: int = Field(256, ge=1)
     block_compressor: Literal["none", "snappy", "zstd"] = "snappy"
     log: bool = True
     checkpoint_s: int = Field(60, ge=1)
-    oplog: bool = False
-    oplog_size_mb: int = Field(1024, ge=1)
 
 
-class RocksDBOptions(Strict):
+class RocksDBOptions(RecordStoreOptions):
     cache_size_mb: int = Field(256, ge=1)
     compression: Literal["none", "snappy", "zstd", "lz4"] = "snappy"
     max_background_jobs: int = Field(2, ge=1)
-    oplog: bool = False
-    oplog_size_mb: int = Field(1024, ge=1)
 
 
-class LMDBOptions(Strict):
+class LMDBOptions(RecordStoreOptions):
     map_size_gb: int = Field(64, ge=1)
     readahead: bool = False
-    oplog: bool = False
-    oplog_size_mb: int = Field(1024, ge=1)
 
 
 ENGINE_OPTIONS = {"wiredtiger": WiredTigerOptions, "rocksdb": RocksDBOptions, "lmdb": LMDBOptions}
