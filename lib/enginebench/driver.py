@@ -8,6 +8,7 @@ everything measured so far and marks the run aborted.
 from __future__ import annotations
 
 import ctypes
+import os
 import json
 import queue
 import shutil
@@ -27,6 +28,10 @@ from .targets import resolve_target
 from .workloads import build_workload
 
 TARGETS = ("auto", "embedded", "mongod")
+# glibc gives every thread that allocates its own arena; with the engines' background threads
+# that fragments the runner's memory by tens of MB, which counts against a memory profile.
+# (mongod links tcmalloc for the same reason.) Recorded in each run's manifest.
+RUNNER_ENV = {"MALLOC_ARENA_MAX": "2"}
 STOP_GRACE_S = 60
 
 
@@ -110,7 +115,8 @@ def _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, ph
         resources.preexec()
     stderr = open(sys_dir / "runner.log", "w")
     proc = subprocess.Popen([sys.executable, "-m", "enginebench.runner.child", str(spec_path)],
-                            stdout=subprocess.PIPE, stderr=stderr, text=True, preexec_fn=preexec)
+                            stdout=subprocess.PIPE, stderr=stderr, text=True, preexec_fn=preexec,
+                            env={**os.environ, **RUNNER_ENV})
     lines: queue.Queue = queue.Queue()
 
     def read_events():
@@ -234,7 +240,7 @@ def run(exp: str, scale: str = "default", target: str = "auto") -> Path:
     plan = plan_resources(params)
     system_plans = {s["label"]: plan_resources(params, s) for s in params["systems"]}
     banner = list(dict.fromkeys(plan.banner() + [line for p in system_plans.values() for line in p.banner()]))
-    folder = RunFolder.create(params, resolved, resolved["banner"] + banner, plan.describe())
+    folder = RunFolder.create(params, resolved, resolved["banner"] + banner, plan.describe(), RUNNER_ENV)
     stop_flag = threading.Event()
     previous = None
     if threading.current_thread() is threading.main_thread():

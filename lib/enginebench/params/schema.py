@@ -36,6 +36,7 @@ class RocksDBOptions(RecordStoreOptions):
     cache_size_mb: int = Field(256, ge=1)
     compression: Literal["none", "snappy", "zstd", "lz4"] = "snappy"
     max_background_jobs: int = Field(2, ge=1)
+    write_buffer_mb: int = Field(64, ge=1)
 
 
 class LMDBOptions(RecordStoreOptions):

@@ -34,7 +34,8 @@ class RunFolder:
         return self.path.name
 
     @classmethod
-    def create(cls, params: dict, target: dict, banner: list[str], resources: dict) -> "RunFolder":
+    def create(cls, params: dict, target: dict, banner: list[str], resources: dict,
+               runner_env: dict | None = None) -> "RunFolder":
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
         host = socket.gethostname().split(".")[0] or "host"
         base = results_dir() / params["experiment"]
@@ -55,7 +56,7 @@ class RunFolder:
             "status": "running", "started_at": datetime.now(timezone.utc).isoformat(), "finished_at": None,
             "target": {k: v for k, v in target.items() if k != "banner"}, "banner": banner,
             "params": params, "git": git_state(), "packages": package_versions(),
-            "host": host_facts(scratch), "resources": resources,
+            "host": host_facts(scratch), "resources": resources, "runner_env": runner_env,
             "systems": {},
         }
         folder = cls(base / name, manifest)

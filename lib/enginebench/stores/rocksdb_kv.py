@@ -101,7 +101,7 @@ class RocksDBKV(KVEngine):
     name = "rocksdb"
 
     def __init__(self, path: str | Path, *, cache_size_mb: int = 256, compression: str = "snappy",
-                 max_background_jobs: int = 2):
+                 max_background_jobs: int = 2, write_buffer_mb: int = 64):
         self.path = Path(path)
         self.path.mkdir(parents=True, exist_ok=True)
         compressors = {"none": DBCompressionType.none, "snappy": DBCompressionType.snappy,
@@ -112,6 +112,9 @@ class RocksDBKV(KVEngine):
         opts.create_if_missing(True)
         opts.set_compression_type(compressors[compression]())
         opts.set_max_background_jobs(max_background_jobs)
+        # Memtables are memory outside the block cache: scaled-down runs under a memory limit
+        # need them scaled down too (64 MB is RocksDB's default, as MongoRocks ran it).
+        opts.set_write_buffer_size(write_buffer_mb << 20)
         opts.enable_statistics()
         table = BlockBasedOptions()
         table.set_block_cache(Cache(cache_size_mb << 20))
@@ -131,6 +134,7 @@ class RocksDBKV(KVEngine):
         self._tables: dict[str, bytes] = {}
         self._settings = dict(cache_size_mb=cache_size_mb, compression=compression, wal=True,
                               wal_sync=False, max_background_jobs=max_background_jobs,
+                              write_buffer_mb=write_buffer_mb,
                               layout="one key space, 4-byte table prefixes (MongoRocks)")
 
     def table(self, name: str) -> bytes:
