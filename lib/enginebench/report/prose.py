@@ -64,6 +64,14 @@ def linkbench_findings(run: RunData, claims: pl.DataFrame) -> str:
                 if cv > 0.1:
                     lines.append(f"{k} was not steady: interval rates varied by {cv:.0%} (coefficient of variation)"
                                  + (f", last/first = {trend:.2f}." if trend else "."))
+        for s in measured:
+            cap = ((s.get("resources") or {}).get("io_caps") or {}).get("read_iops")
+            summary = phase_summary(run.intervals, s["label"], "run")
+            if cap and summary and summary["r_per_op"] is not None and summary["ops_per_s"]:
+                needed = summary["ops_per_s"] * summary["r_per_op"]
+                lines.append(f"{s['label']} needed {needed:,.0f} storage reads/s ({summary['r_per_op']:.2f} per request) "
+                             f"against the device's {cap:,} IOPS: {needed / cap:.0%} of what the emulated device allows"
+                             + (", so the device, not the engine, set its rate." if needed >= 0.9 * cap else "."))
         reads = {s["label"]: phase_summary(run.intervals, s["label"], "run") for s in measured}
         cached = [k for k, v in reads.items() if v and v["r_per_op"] is not None and v["r_per_op"] < 0.01]
         if cached:
