@@ -131,3 +131,35 @@ def test_storage_profiles_match_the_posts_devices():
     ssd = profiles.STORAGE_PROFILES["ssd"]
     assert (ssd.read_iops, ssd.write_iops) == (75_000, 36_000)
     assert profiles.STORAGE_PROFILES["none"] is None
+
+
+def test_cgroup_v2_files(tmp_path, monkeypatch):
+    """The v2 path on a stand-in hierarchy: the process moves to a leaf so the controllers can be
+    enabled below its group, limits go to memory.max / io.max, the report reads memory.events."""
+    root = tmp_path / "cgroup"
+    home = root / "user.slice" / "session"
+    home.mkdir(parents=True)
+    (root / "cgroup.controllers").write_text("cpu memory io pids")
+    (home / "cgroup.procs").write_text("4242\n")
+    (home / "cgroup.subtree_control").write_text("")
+    monkeypatch.setattr(cgroups, "ROOT", root)
+    monkeypatch.setattr(cgroups, "membership", lambda: "0::/user.slice/session\n")
+    monkeypatch.setattr(cgroups, "whole_disk", lambda major, minor: (major, minor))
+    assert cgroups.version() == 2
+    group = Cgroup.create("enginebench-x", memory=True, io=True)
+    assert (home / "enginebench-home" / "cgroup.procs").read_text() == "4242"
+    assert set((home / "cgroup.subtree_control").read_text().split()) == {"+io", "+memory"}
+    group.limit_memory(256 << 20)
+    group.limit_io(8, 0, IOCaps(read_iops=1200, write_iops=1200, read_bps=900 << 20))
+    path = home / "enginebench-x"
+    assert (path / "memory.max").read_text() == str(256 << 20)
+    assert (path / "io.max").read_text() == f"8:0 riops=1200 wiops=1200 rbps={900 << 20}"
+    (path / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+    (path / "memory.peak").write_text(str(250 << 20))
+    (path / "io.stat").write_text("8:0 rbytes=4096 wbytes=0 rios=17 wios=2 dbytes=0 dios=0\n")
+    assert group.memory_report() == {"limit_bytes": 256 << 20, "peak_bytes": 250 << 20, "failcnt": 3, "oom_kills": 1}
+    assert group.io_report() == {"8:0": {"reads": 17, "writes": 2}}
+    for f in path.iterdir():  # a real cgroupfs removes its files with the directory
+        f.unlink()
+    group.remove()
+    assert not path.exists()

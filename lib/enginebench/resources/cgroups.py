@@ -29,9 +29,14 @@ def version() -> int | None:
     return None
 
 
+def membership() -> str:
+    """This process's /proc/self/cgroup (one line per hierarchy)."""
+    return Path("/proc/self/cgroup").read_text()
+
+
 def own_path(controller: str | None) -> Path:
     """The cgroup directory this process lives in, for a v1 controller or for v2 (None)."""
-    for line in Path("/proc/self/cgroup").read_text().splitlines():
+    for line in membership().splitlines():
         _, controllers, path = line.split(":", 2)
         if controller is None and controllers == "":
             return ROOT / path.lstrip("/")
