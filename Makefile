@@ -20,11 +20,11 @@ STAMP := $(ENV_DIR)/.enginebench-setup
 SETUP_INPUTS := lib/pyproject.toml tools/build_wiredtiger.sh tools/setup.sh
 DEBIAN_PACKAGES := libsnappy-dev libzstd-dev chromium
 
-.PHONY: setup experiment test test-unit test-notebooks reports bench clean notebooks help
+.PHONY: setup experiment test reports compare bench clean notebooks help
 
 help:
 	@echo "make experiment EXP=<name> [SCALE=smoke|default|paper] [TARGET=auto|embedded|mongod]"
-	@echo "make test | reports | bench | clean | setup"
+	@echo "make test | reports | compare A=<run> B=<run> | bench | clean | setup"
 	@echo "experiments: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')"
 
 setup: $(STAMP)
@@ -44,6 +44,10 @@ test: $(STAMP)
 
 reports: $(STAMP)
 	$(PY) -m enginebench reports
+
+compare: $(STAMP)
+	@if [ -z "$(A)" ] || [ -z "$(B)" ]; then echo "make compare: A=<results folder> B=<results folder> are required" >&2; exit 2; fi
+	$(PY) -m enginebench compare "$(A)" "$(B)"
 
 bench: $(STAMP)
 	$(PY) -m enginebench bench

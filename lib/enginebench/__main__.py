@@ -25,6 +25,9 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--run-dir", default="", help="report this results folder instead of running")
     sub.add_parser("experiments", help="list the experiments")
     sub.add_parser("reports", help="write reports/index.html over all runs")
+    c = sub.add_parser("compare", help="compare two runs: differences and headline ratios")
+    c.add_argument("a")
+    c.add_argument("b")
     sub.add_parser("bench", help="measure the harness itself (client CPU, sampler cost, start-up)")
     args = parser.parse_args(argv)
     try:
@@ -50,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "reports":
             from .report.index import write_index
             print(f"index: {write_index()}")
+        elif args.command == "compare":
+            from .report.compare import write_comparison
+            print(f"comparison: {write_comparison(args.a, args.b)}")
         elif args.command == "bench":
             from .bench import main as bench
             bench()

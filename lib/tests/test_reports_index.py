@@ -27,6 +27,13 @@ def test_index_lists_experiments_with_verdicts_and_working_links(tmp_path):
     links = re.findall(r"href='([^']+)'", page)
     assert links and all((index.parent / link).resolve().exists() for link in links)
     assert not re.search(r"(src|href)=[\"']https?://", page)
+    # make compare: the two iibench runs, their differences and ratios.
+    first, second = sorted((tmp_path / "results" / "iibench_500m").iterdir())
+    out = subprocess.run([sys.executable, "-m", "enginebench", "compare", str(first), str(second)], env=env,
+                         check=True, capture_output=True, text=True, timeout=300)
+    comparison = Path(out.stdout.split("comparison: ")[1].strip())
+    text = comparison.read_text()
+    assert "B / A" in text and "irate" not in text and "ops/s" in text and first.name in text
     shot = tmp_path / "index.png"
     subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,600",
                     f"--screenshot={shot}", index.as_uri()], capture_output=True, timeout=120)
