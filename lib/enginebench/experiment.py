@@ -64,7 +64,13 @@ def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_d
     if not notebook.exists():
         raise ValueError(f"{params['params_file']}: notebook: {notebook} does not exist")
     check_parameters(notebook, {"exp": exp, "scale": scale, "target": target, "run_dir": run_dir})
-    if not run_dir:
+    if run_dir:
+        # The notebook runs in notebooks/: a path relative to here must be made absolute.
+        resolved = Path(run_dir).resolve()
+        if not (resolved / "manifest.json").is_file():
+            raise ValueError(f"RUN={run_dir}: not a results folder (no manifest.json in {resolved})")
+        run_dir = str(resolved)
+    else:
         from .driver import run
         run_dir = str(run(exp, scale, target))
     parameters = {"exp": exp, "scale": scale, "target": target, "run_dir": run_dir}

@@ -83,7 +83,7 @@ def rate_chart(series: pl.DataFrame, column: str, title: str, y_title: str) -> a
         return None
     return (alt.Chart(alt.Data(values=series.select("system", "docs_millions", column).to_dicts()), title=title)
             .mark_line(point=alt.OverlayMarkDef(size=12))
-            .encode(x=alt.X("docs_millions:Q", title="documents inserted (millions)"),
+            .encode(x=alt.X("docs_millions:Q", title="documents inserted (millions)", scale=alt.Scale(zero=True)),
                     y=alt.Y(f"{column}:Q", title=y_title), color=alt.Color("system:N", title="setup"))
             .properties(width=560, height=240))
 
