@@ -46,7 +46,7 @@ def test_interrupt_during_load(tmp_path, exp, signum):
     assert (run_dir / "intervals.parquet").exists(), "measured intervals are kept as a table"
     assert not any(p.is_file() for p in (tmp_path / "data").rglob("*")), "engine files are removed"
     from test_resources import leftover_groups
-    assert not leftover_groups(), "the run's cgroups are removed"
+    assert not leftover_groups(run_dir.name), "the run's cgroups are removed"
 
 
 def test_second_signal_while_stopping_does_not_abandon_the_runner(tmp_path):

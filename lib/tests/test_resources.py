@@ -15,14 +15,15 @@ WRITABLE, WHY = profiles.cgroups_writable()
 needs_cgroups = pytest.mark.skipif(not WRITABLE, reason=f"cgroups are not writable here: {WHY}")
 
 
-def leftover_groups() -> list[str]:
+def leftover_groups(run_id: str = "") -> list[str]:
+    """enginebench groups still present (those of one run, when run_id is given)."""
     found = []
     for controller in ("memory", "blkio", None):
         try:
             base = cgroups.own_path(controller)
         except cgroups.CgroupError:
             continue
-        found += [str(p) for p in base.glob("enginebench-*") if p.name != "enginebench-home"]
+        found += [str(p) for p in base.glob(f"enginebench-*{run_id}*") if p.name != "enginebench-home"]
     return found
 
 
@@ -41,7 +42,7 @@ def test_group_limits_and_removal(tmp_path):
         proc.wait()
     finally:
         group.remove()
-    assert not leftover_groups()
+    assert not leftover_groups(f"test-{os.getpid()}")
 
 
 @needs_cgroups
@@ -67,7 +68,7 @@ def test_required_limit_that_cannot_be_enforced_starts_nothing(monkeypatch, tmp_
     from enginebench.params import load_params
     params = load_params("linkbench_uncached_disk", "paper")
     assert params["resources"]["memory"]["enforce"] == "required"
-    with pytest.raises(profiles.ResourceError, match="Nothing was started.*no cgroups in this test"):
+    with pytest.raises(profiles.ResourceError, match="cannot enforce: memory limit.*no cgroups in this test.*Nothing was started"):
         profiles.plan_resources(params)
     monkeypatch.setattr(driver, "load_params", lambda exp, scale: params)
     with pytest.raises(profiles.ResourceError):
@@ -108,7 +109,7 @@ def test_uncached_smoke_enforces_and_reports(monkeypatch, tmp_path):
     assert run.intervals["cg_reads"].drop_nulls().len() > 0
     table = resources.resources_table(run)
     assert table["read IOPS cap"].to_list() == [1200, 1200]
-    assert not leftover_groups()
+    assert not leftover_groups(run.manifest["run_id"])
 
 
 def test_memory_hog_locks_and_dies_with_its_parent():

@@ -208,8 +208,9 @@ def _prepare_v2_parent(controllers: set[str]) -> Path:
     return parent
 
 
-def remove_stale() -> list[str]:
-    """Remove enginebench groups left by a run that was killed outright (no processes inside)."""
+def remove_stale(min_age_s: float = 120.0) -> list[str]:
+    """Remove enginebench groups left by a run that was killed outright: empty, and older than
+    min_age_s (a concurrent run's group is empty only for the moment before its runner joins)."""
     removed = []
     v = version()
     bases = []
@@ -228,7 +229,8 @@ def remove_stale() -> list[str]:
             if group.name == f"{PREFIX}home":
                 continue
             try:
-                if not (group / "cgroup.procs").read_text().split():
+                old = time.time() - group.stat().st_mtime > min_age_s
+                if old and not (group / "cgroup.procs").read_text().split():
                     group.rmdir()
                     removed.append(str(group))
             except OSError:
