@@ -171,6 +171,9 @@ class Memory(Strict):
 
 class Storage(Strict):
     profile: Literal["none", "disk", "ssd"] = "none"
+    # Multiplies the profile's caps. A scaled-down run on a slower stack keeps the post's
+    # balance between what the device allows and what the server's CPU can do (1 = the device).
+    scale: float = Field(1.0, gt=0, le=1)
 
 
 class Resources(Strict):

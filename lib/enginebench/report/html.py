@@ -75,7 +75,8 @@ def banner(run: RunData) -> str:
               if plan.get("memory_limit_mb") else "none")
     storage = plan.get("storage_profile", "none")
     if storage != "none":
-        storage += f" ({plan.get('method_io') or 'not enforced'})"
+        scale = plan.get("storage_scale", 1.0)
+        storage += (f" at {scale:g} of its caps" if scale != 1.0 else "") + f" ({plan.get('method_io') or 'not enforced'})"
     lines.append(f"Memory limit: {memory}; storage profile: {storage}.")
     css = "eb-banner eb-ok" if m["status"] == "complete" and not not_ok else "eb-banner"
     return STYLE + f"<div class='{css}'>" + "<br>".join(lines) + "</div>"

@@ -33,6 +33,14 @@ class ResourceError(RuntimeError):
     """A required limit cannot be enforced on this machine; nothing was started."""
 
 
+def scaled_caps(profile: str, scale: float) -> IOCaps | None:
+    caps = STORAGE_PROFILES[profile]
+    if caps is None:
+        return None
+    return IOCaps(*(None if v is None else max(1, int(v * scale))
+                    for v in (caps.read_iops, caps.write_iops, caps.read_bps, caps.write_bps)))
+
+
 def cgroups_writable() -> tuple[bool, str]:
     """Can this process create (and remove) a group with the controllers we need?"""
     if version() is None:
@@ -52,6 +60,7 @@ class ResourcePlan:
     storage_profile: str
     method_memory: str | None          # "cgroup" | "mlock-hog" | None
     method_io: str | None              # "cgroup" | None
+    storage_scale: float = 1.0
     not_enforced: list[str] = field(default_factory=list)
 
     def banner(self) -> list[str]:
@@ -69,7 +78,7 @@ def plan_resources(params: dict, system: dict | None = None) -> ResourcePlan:
     if system is not None and system.get("memory_limit_mb") is not None:
         limit = system["memory_limit_mb"]
     ok, why = cgroups_writable() if (limit is not None or profile != "none") else (False, "")
-    plan = ResourcePlan(limit, profile, None, None)
+    plan = ResourcePlan(limit, profile, None, None, storage.get("scale", 1.0))
     if limit is not None:
         if ok:
             plan.method_memory = "cgroup"
@@ -117,7 +126,8 @@ class SystemResources:
             if want_memory:
                 self.cgroup.limit_memory(self.plan.memory_limit_mb * MB)
             if want_io:
-                self.cgroup.limit_io(self.device.major, self.device.minor, STORAGE_PROFILES[self.plan.storage_profile])
+                self.cgroup.limit_io(self.device.major, self.device.minor,
+                                     scaled_caps(self.plan.storage_profile, self.plan.storage_scale))
         if self.plan.method_memory == "mlock-hog":
             self._start_hog()
         return self
@@ -145,9 +155,10 @@ class SystemResources:
             self.cgroup.add_self()
 
     def report(self) -> dict:
-        caps = STORAGE_PROFILES[self.plan.storage_profile]
+        caps = scaled_caps(self.plan.storage_profile, self.plan.storage_scale)
         out = {"memory_method": self.plan.method_memory, "memory_limit_mb": self.plan.memory_limit_mb,
-               "storage_profile": self.plan.storage_profile, "io_method": self.plan.method_io if self.cgroup else None,
+               "storage_profile": self.plan.storage_profile, "storage_scale": self.plan.storage_scale,
+               "io_method": self.plan.method_io if self.cgroup else None,
                "io_caps": asdict(caps) if caps else None, "notes": self.notes}
         if self.cgroup is not None:
             out["cgroup"] = {k: str(v) for k, v in self.cgroup.paths.items()}
