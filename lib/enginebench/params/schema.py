@@ -154,6 +154,9 @@ class Phases(Strict):
     warmup_s: float = Field(0, ge=0)
     interval_s: float = Field(60, gt=0)
     intervals: int = Field(1, ge=1)
+    # Open loop: requests per second over all requesters on a fixed schedule (LinkbenchX's
+    # requestrate); latency is also measured from each request's intended start. None: closed loop.
+    request_rate: float | None = Field(None, gt=0)
     max_errors: int = Field(100, ge=0)
 
 

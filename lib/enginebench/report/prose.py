@@ -28,6 +28,33 @@ def caveat(run: RunData) -> str:
     return EMBEDDED_CAVEAT if (run.manifest.get("target") or {}).get("kind") == "embedded" else ""
 
 
+def open_loop_finding(run: RunData, systems: list[dict], rate: float) -> str:
+    """Open loop: did the engine keep up with the arrival rate, and what did waiting add?"""
+    from .rundata import _merge
+    parts = []
+    for s in systems:
+        rows = run.intervals.filter((pl.col("system") == s["label"]) & (pl.col("phase") == "run")).sort("interval")
+        ops = run.ops.filter((pl.col("system") == s["label"]) & (pl.col("phase") == "run"))
+        achieved = float(rows["ops_per_s"].mean()) if rows.height else 0.0
+        first, last = rows["interval"].min(), rows["interval"].max()
+
+        def p99(column, k):
+            hist = _merge(ops.filter(pl.col("interval") == k)[column])
+            return hist.get_value_at_percentile(99.0) / 1000 if hist else None
+        service = (p99("hist", first), p99("hist", last))
+        intended = (p99("intended_hist", first), p99("intended_hist", last))
+        if None in service or None in intended:
+            continue
+        behind = achieved < 0.95 * rate
+        parts.append(f"{s['label']} served {achieved:,.0f} of the {rate:,.0f} requests/s asked; p99 latency from the "
+                     f"intended start went from {intended[0]:.1f} to {intended[1]:.1f} ms while service time went from "
+                     f"{service[0]:.1f} to {service[1]:.1f} ms"
+                     + (": it could not keep up, so requests queued and the intended-start latency grew while the "
+                        "service time did not." if behind and intended[1] > 2 * max(service[1], 0.001)
+                        else "."))
+    return "**Open loop.** " + " ".join(parts) if parts else "**Open loop.** No interval had both latencies."
+
+
 def linkbench_findings(run: RunData, claims: pl.DataFrame) -> str:
     done = [s for s in run.systems if s.get("status") == "complete"]
     lines = []
@@ -77,6 +104,9 @@ def linkbench_findings(run: RunData, claims: pl.DataFrame) -> str:
         if cached:
             lines.append(f"Storage reads per request stayed near zero for {', '.join(cached)} "
                          "(r/o < 0.01): the database was served from memory, as a cached experiment intends.")
+    rate = run.manifest["params"]["phases"].get("request_rate")
+    if rate and measured:
+        lines.append(open_loop_finding(run, measured, rate))
     counts = verdict_counts(claims) if not claims.is_empty() else {HOLDS: 0, FAILS: 0, NOT_EVALUATED: 0}
     lines.append(f"**Claims.** {counts[HOLDS]} hold, {counts[FAILS]} do not hold, {counts[NOT_EVALUATED]} not evaluated.")
     for row in claims.iter_rows(named=True):

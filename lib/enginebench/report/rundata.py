@@ -85,6 +85,17 @@ def phase_summary(intervals: pl.DataFrame, system: str, phase: str, interval: in
     }
 
 
+def _merge(encoded_column) -> HdrHistogram | None:
+    merged = None
+    for encoded in encoded_column.drop_nulls():
+        hist = HdrHistogram.decode(base64.b64decode(encoded))
+        if merged is None:
+            merged = hist
+        else:
+            merged.add(hist)
+    return merged
+
+
 def merged_latency(ops: pl.DataFrame, system: str, phase: str, interval: int | None = None) -> list[dict]:
     """Latency per op type over a phase, from the exactly merged HdrHistograms."""
     if ops.is_empty():
@@ -94,13 +105,8 @@ def merged_latency(ops: pl.DataFrame, system: str, phase: str, interval: int | N
         rows = rows.filter(pl.col("interval") == interval)
     out = []
     for (op,), group in rows.group_by(["op"], maintain_order=True):
-        merged = None
-        for encoded in group["hist"].drop_nulls():
-            hist = HdrHistogram.decode(base64.b64decode(encoded))
-            if merged is None:
-                merged = hist
-            else:
-                merged.add(hist)
+        merged = _merge(group["hist"])
+        intended = _merge(group["intended_hist"]) if "intended_hist" in group.columns else None
         entry = {"op": op, "count": int(group["count"].sum()), "errors": int(group["errors"].sum()),
                  "items": int(group["items"].sum())}
         if merged is not None:
@@ -108,6 +114,10 @@ def merged_latency(ops: pl.DataFrame, system: str, phase: str, interval: int | N
             for name, pct in PERCENTILES:
                 entry[name.replace("_us", "_ms")] = merged.get_value_at_percentile(pct) / 1000
             entry["max_ms"] = merged.get_max_value() / 1000
+        if intended is not None:  # open loop: from each op's scheduled start
+            entry["intended_p50_ms"] = intended.get_value_at_percentile(50.0) / 1000
+            entry["intended_p99_ms"] = intended.get_value_at_percentile(99.0) / 1000
+            entry["intended_max_ms"] = intended.get_max_value() / 1000
         out.append(entry)
     return sorted(out, key=lambda e: -e["count"])
 

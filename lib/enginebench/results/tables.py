@@ -32,6 +32,10 @@ def op_rows(system: str, event: dict) -> list[dict]:
                "max_us": hist.get_max_value() if hist else None, "hist": stats["hist"]}
         for name, pct in PERCENTILES:
             row[name] = hist.get_value_at_percentile(pct) if hist else None
+        intended = decode_histogram(stats.get("intended_hist"))
+        row["intended_hist"] = stats.get("intended_hist")
+        row["intended_p50_us"] = intended.get_value_at_percentile(50.0) if intended else None
+        row["intended_p99_us"] = intended.get_value_at_percentile(99.0) if intended else None
         rows.append(row)
     return rows
 

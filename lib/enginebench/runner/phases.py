@@ -22,7 +22,9 @@ def encode_share(share: IntervalShare) -> dict:
     for name, stats in sorted(share.ops.items()):
         ops[name] = {"count": stats.histogram.get_total_count(), "items": stats.items,
                      "errors": stats.errors, "cpu_ns": stats.cpu_ns, "slow": stats.slow,
-                     "hist": base64.b64encode(stats.histogram.encode()).decode() if stats.histogram.get_total_count() else None}
+                     "hist": base64.b64encode(stats.histogram.encode()).decode() if stats.histogram.get_total_count() else None,
+                     "intended_hist": (base64.b64encode(stats.intended.encode()).decode()
+                                       if stats.intended is not None and stats.intended.get_total_count() else None)}
     return {"ops": ops, "thread_cpu_ns": share.thread_cpu_ns}
 
 

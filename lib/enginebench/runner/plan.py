@@ -12,13 +12,29 @@ from .coldstart import evict
 from .phases import run_phase
 
 
-def request_loop(requester):
-    """A worker callable that issues the requester's operations until the phase stops it."""
-    def work(store, rec, stop: threading.Event):
+def request_loop(requester, rate_per_worker: float | None = None, offset: float = 0.0):
+    """A worker callable that issues the requester's operations until the phase stops it.
+
+    Closed loop by default (the next op starts when the last ends). With a rate, open loop on a
+    fixed schedule (YCSB's method, LinkbenchX's `requestrate`): op k is due at start + k/rate,
+    and its latency is also recorded from that intended start, so time spent waiting behind a
+    slow engine is not lost (no coordinated omission)."""
+    def closed(store, rec, stop: threading.Event):
         while not stop.is_set():
             op, fn = requester.next()
             rec.call(op, fn, store)
-    return work
+
+    def open_loop(store, rec, stop: threading.Event):
+        gap_ns = int(1e9 / rate_per_worker)
+        due = time.perf_counter_ns() + int(offset * gap_ns)
+        while not stop.is_set():
+            wait = due - time.perf_counter_ns()
+            if wait > 0 and stop.wait(wait / 1e9):
+                return
+            op, fn = requester.next()
+            rec.call(op, fn, store, intended_ns=due)
+            due += gap_ns
+    return open_loop if rate_per_worker else closed
 
 
 def outcome(phase: dict) -> str | None:
@@ -52,7 +68,9 @@ def load_then_measure(workload, store, phases: dict, emit, abort: threading.Even
     if phases["intervals"] == 0:
         return "complete"  # a load-only system
     n = phases["requesters"]
-    workers = [request_loop(workload.requester(i, n)) for i in range(n)]
+    rate = phases.get("request_rate")
+    # Workers' schedules are staggered so the arrivals are spread, not bunched.
+    workers = [request_loop(workload.requester(i, n), rate / n if rate else None, offset=i / n) for i in range(n)]
     if phases["warmup_s"] > 0:
         warm = run_phase("warmup", workers, store, emit, interval_s=phases["warmup_s"],
                          duration_s=phases["warmup_s"], abort=abort, max_errors=phases["max_errors"])

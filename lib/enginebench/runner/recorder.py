@@ -27,9 +27,16 @@ class OpStats:
     errors: int = 0
     cpu_ns: int = 0      # this thread's CPU time inside the op (store + engine work)
     slow: int = 0        # calls at or above the op's slow threshold
+    # Open loop only: latency from the op's intended start (its slot in the arrival schedule),
+    # which includes the time it waited behind earlier ops; `histogram` is service time.
+    intended: HdrHistogram | None = None
 
     def merge(self, other: "OpStats") -> None:
         self.histogram.add(other.histogram)
+        if other.intended is not None:
+            if self.intended is None:
+                self.intended = new_histogram()
+            self.intended.add(other.intended)
         self.items += other.items
         self.errors += other.errors
         self.cpu_ns += other.cpu_ns
@@ -84,8 +91,9 @@ class Recorder:
             share = self.shares[k] = IntervalShare()
         return share
 
-    def call(self, op: str, fn, *args, items: int | None = None):
-        """Run fn(*args) timed; record latency, CPU and items (fn's int result when items is None)."""
+    def call(self, op: str, fn, *args, items: int | None = None, intended_ns: int | None = None):
+        """Run fn(*args) timed; record latency, CPU and items (fn's int result when items is None).
+        `intended_ns` (perf_counter_ns) is the scheduled start of an open-loop op."""
         cpu0 = time.thread_time_ns()
         t0 = time.perf_counter_ns()
         error = None
@@ -97,7 +105,8 @@ class Recorder:
         cpu1 = time.thread_time_ns()
         if items is None:
             items = result if isinstance(result, int) else (len(result) if isinstance(result, list) else 0)
-        self._record(op, (t1 - t0) // 1000, cpu1 - cpu0, items, error is not None)
+        intended_us = None if intended_ns is None else max(0, t1 - intended_ns) // 1000
+        self._record(op, (t1 - t0) // 1000, cpu1 - cpu0, items, error is not None, intended_us)
         if error is not None:
             self.total_errors += 1
             self.last_error = f"{op}: {type(error).__name__}: {error}"
@@ -105,7 +114,8 @@ class Recorder:
                 raise RuntimeError(f"more than {self.max_errors} failed operations; last: {self.last_error}") from error
         return result
 
-    def _record(self, op: str, latency_us: int, cpu_ns: int, items: int, failed: bool) -> None:
+    def _record(self, op: str, latency_us: int, cpu_ns: int, items: int, failed: bool,
+                intended_us: int | None = None) -> None:
         k = self.clock.index(time.time())
         with self.lock:
             if k <= self.closed_upto:
@@ -121,6 +131,10 @@ class Recorder:
             threshold = self.slow_us.get(op)
             if threshold is not None and latency_us >= threshold:
                 stats.slow += 1
+            if intended_us is not None:
+                if stats.intended is None:
+                    stats.intended = new_histogram()
+                stats.intended.record_value(min(max(intended_us, LOWEST_US), HIGHEST_US))
 
     def start_thread(self) -> None:
         """Called by the worker thread when it starts: remember its CPU clock."""
