@@ -8,8 +8,8 @@ everything measured so far and marks the run aborted.
 from __future__ import annotations
 
 import ctypes
-import os
 import json
+import os
 import queue
 import shutil
 import signal
@@ -265,6 +265,10 @@ def run(exp: str, scale: str = "default", target: str = "auto") -> Path:
         stop_flag.set()
         status = "aborted"
         raise RunAborted(f"interrupted; what was measured is kept in {folder.path}") from None
+    except Exception as exc:  # e.g. a cgroup could not be created: the run is failed, and says why
+        status = "failed"
+        folder.manifest["error"] = f"{type(exc).__name__}: {exc}"
+        raise
     finally:
         if status != "aborted" and any(r["status"] != "complete" for r in folder.systems.values()):
             status = "failed"
