@@ -70,6 +70,8 @@ def banner(run: RunData) -> str:
                     f"Systems that completed: {', '.join(ran) or 'none'}.")
     if not_ok:
         lines.append("Did not complete: " + "; ".join(html.escape(x) for x in not_ok) + ".")
+    if m.get("error"):
+        lines.append(f"The run stopped on an error: {html.escape(m['error'])}.")
     plan = m.get("resources") or {}
     memory = (f"{plan['memory_limit_mb']} MB ({plan.get('method_memory') or 'not enforced'})"
               if plan.get("memory_limit_mb") else "none")
