@@ -29,3 +29,11 @@ def mongod_binary():
 
 
 NO_MONGOD = "no mongod binary: set MONGOD=/path/to/mongod (none can be installed from this machine's package registries)"
+
+
+@pytest.fixture
+def isolated_run(tmp_path, monkeypatch):
+    """Runs started by a test write their results and engine files under tmp_path."""
+    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "data"))
+    return tmp_path

@@ -5,15 +5,13 @@ import yaml
 from enginebench.params import loader
 
 
-def test_open_loop_above_capacity(tmp_path, monkeypatch):
+def test_open_loop_above_capacity(tmp_path, monkeypatch, isolated_run):
     raw = yaml.safe_load((loader.params_path("linkbench_cached")).read_text())
     raw["scales"]["smoke"]["phases"].update(request_rate=200_000, intervals=3)
     raw["scales"]["smoke"]["systems"] = raw["scales"]["smoke"]["systems"][:1]
     (tmp_path / "params").mkdir()
     (tmp_path / "params" / "linkbench_cached.yaml").write_text(yaml.safe_dump(raw))
     monkeypatch.setattr(loader, "params_dir", lambda: tmp_path / "params")
-    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "r"))
-    monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "d"))
     from enginebench import driver
     from enginebench.report import linkbench as lb
     from enginebench.report.prose import linkbench_findings

@@ -76,11 +76,9 @@ def test_required_limit_that_cannot_be_enforced_starts_nothing(monkeypatch, tmp_
     assert not any(tmp_path.iterdir())
 
 
-def test_best_effort_runs_and_says_what_was_not_enforced(monkeypatch, tmp_path):
+def test_best_effort_runs_and_says_what_was_not_enforced(monkeypatch, isolated_run):
     monkeypatch.setattr(profiles, "cgroups_writable", lambda: (False, "no cgroups in this test"))
     monkeypatch.setattr(profiles, "_can_mlock", lambda: False)
-    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
-    monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "data"))
     from enginebench import driver
     from enginebench.report.html import banner
     from enginebench.report.rundata import load_run
@@ -92,9 +90,7 @@ def test_best_effort_runs_and_says_what_was_not_enforced(monkeypatch, tmp_path):
 
 
 @needs_cgroups
-def test_uncached_smoke_enforces_and_reports(monkeypatch, tmp_path):
-    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
-    monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "data"))
+def test_uncached_smoke_enforces_and_reports(isolated_run):
     from enginebench import driver
     from enginebench.report import resources
     from enginebench.report.rundata import load_run

@@ -41,9 +41,7 @@ def test_delete_reinsert_race_is_retried_not_fatal(embedded_store):
     assert embedded_store.count("sbtest1", None) == 10
 
 
-def test_smoke_run(tmp_path, monkeypatch):
-    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "r"))
-    monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "d"))
+def test_smoke_run(isolated_run):
     import enginebench
     from enginebench.report.rundata import load_run
     run = load_run(enginebench.run("sysbench_cgroups", "smoke"))
