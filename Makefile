@@ -53,11 +53,13 @@ bench: $(STAMP)
 	$(PY) -m enginebench bench
 
 # Regenerate the notebooks and their stored reference outputs (smoke scale).
+# NB=<name> limits it to one notebook.
+NB ?=
 notebooks: $(STAMP)
-	$(PY) tools/make_notebooks.py
+	$(PY) tools/make_notebooks.py $(NB)
 	cd notebooks && $(ENV_DIR)/bin/jupyter nbconvert --to notebook --execute --inplace \
-	    --ExecutePreprocessor.kernel_name=enginebench *.ipynb
-	$(PY) tools/make_notebooks.py --strip
+	    --ExecutePreprocessor.kernel_name=enginebench $(if $(NB),$(NB).ipynb,*.ipynb)
+	$(PY) tools/make_notebooks.py --strip $(NB)
 
 clean:
 	rm -rf reports/*.html reports/*.ipynb .build/data .pytest_cache

@@ -258,9 +258,16 @@ def keep_checked_outputs(path: Path) -> None:
 
 
 if __name__ == "__main__":
-    for name, cells in NOTEBOOKS.items():
+    # tools/make_notebooks.py [--strip] [name ...]: all notebooks unless names are given.
+    args = sys.argv[1:]
+    strip = "--strip" in args
+    names = [a for a in args if a != "--strip"] or list(NOTEBOOKS)
+    unknown = [n for n in names if n not in NOTEBOOKS]
+    if unknown:
+        sys.exit(f"make_notebooks.py: unknown notebook(s) {', '.join(unknown)}; allowed: {', '.join(NOTEBOOKS)}")
+    for name in names:
         path = ROOT / "notebooks" / f"{name}.ipynb"
-        if sys.argv[1:] == ["--strip"]:
+        if strip:
             keep_checked_outputs(path)
         else:
-            nbformat.write(build(cells), path)
+            nbformat.write(build(NOTEBOOKS[name]), path)
