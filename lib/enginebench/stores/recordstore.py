@@ -24,6 +24,7 @@ from bson import ObjectId
 from bson.raw_bson import RawBSONDocument
 
 from .base import DuplicateKey, IndexSpec, Store, StoreError, StoreInfo, UpdateResult
+from .capped import Capped
 from .keys import decode_key, encode_key, encode_value, prefix_successor
 from .kv import KVEngine, KVTxn, WriteConflict
 
@@ -39,6 +40,7 @@ class _Collection:
         self.name = name
         self.table = table
         self.indexes = indexes  # name -> (spec, table handle)
+        self.capped: Capped | None = None
 
 
 class RecordStore(Store):
@@ -70,6 +72,8 @@ class RecordStore(Store):
             meta = json.loads(value)
             specs = [IndexSpec(i["name"], tuple((f, d) for f, d in i["fields"]), i["unique"]) for i in meta["indexes"]]
             coll = self._open_collection(key.decode())
+            if meta.get("capped_bytes"):
+                coll.capped = Capped(self.engine, coll.name, meta["capped_bytes"])
             for spec in specs:
                 coll.indexes[spec.name] = (spec, self.engine.table(f"idx:{coll.name}:{spec.name}"))
 
@@ -81,14 +85,17 @@ class RecordStore(Store):
     def _save_catalog(self, coll: _Collection) -> None:
         meta = {"indexes": [{"name": s.name, "fields": [list(f) for f in s.fields], "unique": s.unique}
                             for s, _ in coll.indexes.values()]}
+        if coll.capped is not None:
+            meta["capped_bytes"] = coll.capped.cap_bytes
         self._write(lambda txn: txn.put(self._catalog, coll.name.encode(), json.dumps(meta).encode()))
 
     def create_collection(self, name: str, capped_bytes: int | None = None) -> None:
-        if capped_bytes is not None:
-            raise StoreError("capped collections are not implemented by the embedded record store")
         with self._ddl_lock:
             if name not in self._collections:
-                self._save_catalog(self._open_collection(name))
+                coll = self._open_collection(name)
+                if capped_bytes is not None:
+                    coll.capped = Capped(self.engine, name, capped_bytes)
+                self._save_catalog(coll)
 
     def create_index(self, collection: str, spec: IndexSpec) -> None:
         with self._ddl_lock:
@@ -263,6 +270,8 @@ class RecordStore(Store):
     # -- writes ---------------------------------------------------------------------------
     def insert_many(self, collection: str, docs: Sequence[dict]) -> int:
         coll = self._coll(collection)
+        if coll.capped is not None:
+            return self._insert_capped(coll, docs)
 
         def insert(txn: KVTxn) -> int:
             for doc in docs:
@@ -270,7 +279,43 @@ class RecordStore(Store):
             return len(docs)
         return self._write(insert)
 
-    def _insert_one(self, txn: KVTxn, coll: _Collection, doc: dict) -> None:
+    def _insert_capped(self, coll: _Collection, docs: Sequence[dict]) -> int:
+        """Insert, then delete the oldest documents past the cap, in the same transaction."""
+        capped = coll.capped
+        delta = {}
+
+        def insert(txn: KVTxn) -> int:
+            added = 0  # recomputed on every attempt: a conflict retry starts over
+            for doc in docs:
+                id_key, size = self._insert_one(txn, coll, doc)
+                capped.append(txn, id_key, size)
+                added += size
+            freed = 0
+            excess = capped.bytes + added - capped.cap_bytes
+            if excess > 0:
+                victims, freed = capped.oldest(txn, excess)
+                for natural_key, id_key in victims:
+                    self._delete_by_id(txn, coll, id_key)
+                    txn.delete(capped.table, natural_key)
+            delta["bytes"] = added - freed
+            return len(docs)
+        with capped.lock:
+            inserted = self._write(insert)
+            capped.bytes += delta["bytes"]
+        return inserted
+
+    def _delete_by_id(self, txn: KVTxn, coll: _Collection, id_key: bytes) -> None:
+        raw = txn.get_for_update(coll.table, id_key)
+        if raw is None:
+            return
+        doc = bson.decode(raw)
+        for spec, table in coll.indexes.values():
+            self._delete_index_entry(txn, spec, table, doc)
+        txn.delete(coll.table, id_key)
+        self._log("d", coll.name, {"_id": doc["_id"]})
+
+    def _insert_one(self, txn: KVTxn, coll: _Collection, doc: dict) -> tuple[bytes, int]:
+        """Returns the encoded _id and the document's size (what a capped collection counts)."""
         if "_id" not in doc:
             doc = {"_id": ObjectId(), **doc}
         id_key = encode_value(doc["_id"])
@@ -282,11 +327,14 @@ class RecordStore(Store):
         txn.put(coll.table, id_key, raw)
         if self.oplog:  # the oplog entry embeds the encoded document rather than encoding it again
             self._log("i", coll.name, RawBSONDocument(raw))
+        return id_key, len(raw)
 
     def update(self, collection: str, index: str | None, key: tuple, *, set: dict | None = None,
                inc: dict | None = None, set_on_insert: dict | None = None, where: dict | None = None,
                upsert: bool = False, return_before: bool = False) -> UpdateResult:
         coll = self._coll(collection)
+        if coll.capped is not None and upsert:
+            raise StoreError(f"upserts into capped collection {coll.name!r} are not supported; insert instead")
 
         def apply(txn: KVTxn) -> UpdateResult:
             id_key, raw = self._locate(txn, coll, index, key, for_update=True)
@@ -306,7 +354,12 @@ class RecordStore(Store):
                 if self._index_key(spec, before) != self._index_key(spec, after):
                     self._delete_index_entry(txn, spec, table, before)
                     self._put_index_entry(txn, spec, table, after)
-            txn.put(coll.table, id_key, bson.encode(after))
+            encoded = bson.encode(after)
+            if coll.capped is not None and len(encoded) != len(raw):
+                # As MongoDB before 3.2 required: a capped document keeps its size, so the
+                # collection's byte count stays exact.
+                raise StoreError(f"an update may not change the size of a document in capped collection {coll.name!r}")
+            txn.put(coll.table, id_key, encoded)
             self._log("u", coll.name, {"_id": before["_id"], "$set": set or {}, "$inc": inc or {}})
             return UpdateResult(matched=True, before=before if return_before else None)
         return self._write(apply)
@@ -325,6 +378,8 @@ class RecordStore(Store):
 
     def delete(self, collection: str, index: str | None, key: tuple, *, where: dict | None = None) -> bool:
         coll = self._coll(collection)
+        if coll.capped is not None:
+            raise StoreError(f"cannot delete from capped collection {coll.name!r} (as MongoDB before 5.0 refused)")
 
         def remove(txn: KVTxn) -> bool:
             id_key, raw = self._locate(txn, coll, index, key, for_update=True)
