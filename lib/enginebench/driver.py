@@ -82,6 +82,9 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
         shutil.rmtree(data_dir)
     data_dir.mkdir(parents=True)
     phases = dict(params["phases"])
+    # Where a workload may keep files of its own (flashback: the recorder's capture, which the
+    # systems after it replay from the run folder).
+    phases.update(run_dir=str(folder.path), system_dir=str(sys_dir))
     if not system.get("measure_requests", True):
         phases["intervals"] = 0
     spec = {"system": {**system, "target": target["kind"]}, "data_dir": str(data_dir),

@@ -143,6 +143,41 @@ class SysbenchWorkload(Strict):
         return self
 
 
+class FlashbackWorkload(Strict):
+    """Record the bundled application mix on the first system, replay it on the others (seed 003;
+    lib/enginebench/flashback/). The first group of keys shapes the bundled workload, the second the
+    replay, as Flashback's command line did."""
+    name: Literal["flashback"]
+    users: int = Field(2_000, ge=1)
+    posts: int = Field(100_000, ge=1)
+    post_bytes: int = Field(400, ge=1)
+    capped_mb: float = Field(4.0, gt=0)
+    event_bytes: int = Field(200, ge=1)
+    rate: float = Field(200.0, gt=0)          # mean arrivals per second while recording
+    duration_s: float = Field(60.0, gt=0)     # length of the recorded stream
+    skew: float = Field(1.1, gt=0)
+    seed: int = 1
+    style: Literal["real", "stress"] = "real"
+    speedup: float = Field(1.0, gt=0)         # real style: replay at this multiple of the original pace
+    workers: int = Field(10, ge=1, le=256)    # Flashback's default
+    op_filter: list[Literal["insert", "query", "getmore", "update", "remove", "count", "findandmodify",
+                            "command"]] | None = None  # replay only these op types
+    interval_s: float = Field(10.0, gt=0)
+    capture_file: str | None = None           # replay this ops file on every system instead of recording
+
+    @field_validator("capture_file")
+    @classmethod
+    def _capture_exists(cls, path):
+        if path is not None:
+            from pathlib import Path
+            from ..paths import repo_root
+            resolved = Path(path) if Path(path).is_absolute() else repo_root() / path
+            if not resolved.is_file():
+                raise ValueError(f"no ops file at {resolved}")
+            return str(resolved)
+        return path
+
+
 class Phases(Strict):
     loaders: int = Field(1, ge=1, le=256)
     requesters: int = Field(1, ge=1, le=1024)
@@ -160,7 +195,8 @@ class Phases(Strict):
     max_errors: int = Field(100, ge=0)
 
 
-WORKLOAD_MODELS = {"linkbench": LinkBenchWorkload, "iibench": IIBenchWorkload, "sysbench": SysbenchWorkload}
+WORKLOAD_MODELS = {"linkbench": LinkBenchWorkload, "iibench": IIBenchWorkload, "sysbench": SysbenchWorkload,
+                   "flashback": FlashbackWorkload}
 
 
 class Metrics(Strict):
@@ -196,7 +232,7 @@ class Experiment(Strict):
     question: str
     seed: str
     reference: Reference
-    workload: LinkBenchWorkload | IIBenchWorkload | SysbenchWorkload = Field(discriminator="name")
+    workload: LinkBenchWorkload | IIBenchWorkload | SysbenchWorkload | FlashbackWorkload = Field(discriminator="name")
     phases: Phases = Field(default_factory=Phases)
     metrics: Metrics = Field(default_factory=Metrics)
     resources: Resources = Field(default_factory=Resources)

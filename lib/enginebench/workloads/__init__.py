@@ -1,7 +1,7 @@
 """Workloads by name. Each exposes run_plan(store, phases, emit, abort) -> status."""
 from __future__ import annotations
 
-WORKLOADS = ("linkbench", "iibench", "sysbench")
+WORKLOADS = ("linkbench", "iibench", "sysbench", "flashback")
 
 
 def build_workload(spec: dict):
@@ -15,4 +15,7 @@ def build_workload(spec: dict):
     if name == "sysbench":
         from .sysbench import Sysbench, SysbenchConfig
         return Sysbench(SysbenchConfig(**spec["params"]))
+    if name == "flashback":
+        from ..flashback.workload import FlashbackConfig, FlashbackReplay
+        return FlashbackReplay(FlashbackConfig.from_params(spec["params"]))
     raise ValueError(f"unknown workload {name!r}; allowed: {', '.join(WORKLOADS)}")
