@@ -143,6 +143,42 @@ class SysbenchWorkload(Strict):
         return self
 
 
+class TokuMXWorkload(Strict):
+    """The three experiments of the TokuMX post (seed 004): which one, and its sizes."""
+    name: Literal["tokumx"]
+    experiment: Literal["insert", "read_update", "read"]
+    documents: int = Field(ge=1)            # inserted (insert) or loaded before the client sweep
+    payload_chars: int = Field(200, ge=1)   # createRandomData(200)
+    load_batch: int = Field(1000, ge=1)     # read_update/read only: documents per load call
+    clients: list[int] | None = None        # read_update/read: one measured phase per count
+    phase_s: float | None = Field(None, gt=0)
+    interval_s: float = Field(10, gt=0)
+    quiesce_s: float = Field(5, ge=0)
+    seed: int = 1
+    # Claims name roles (fractal, mmap); where no system has a role, the report may show the
+    # comparison with another role standing in, apart from the verdicts (which stay "not evaluated").
+    stand_in: dict[Literal["btree", "lsm", "mmap", "fractal", "memory"],
+                   Literal["btree", "lsm", "mmap", "fractal", "memory"]] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _per_experiment(self):
+        sweep_keys = sorted({"clients", "phase_s", "load_batch"} & self.model_fields_set)
+        if self.experiment == "insert" and sweep_keys:
+            raise ValueError(f"{', '.join(sweep_keys)}: only for experiment read_update or read (the insert "
+                             "experiment inserts one document per call, with one client)")
+        if self.experiment != "insert":
+            for key in ("clients", "phase_s"):
+                if getattr(self, key) is None:
+                    raise ValueError(f"{key}: required for experiment {self.experiment}")
+            if not self.clients or any(c < 1 for c in self.clients) or self.clients != sorted(set(self.clients)):
+                raise ValueError(f"clients: must be a non-empty, increasing list of counts of at least 1 "
+                                 f"(got {self.clients})")
+        same = sorted(k for k, v in self.stand_in.items() if k == v)
+        if same:
+            raise ValueError(f"stand_in: a role cannot stand in for itself ({', '.join(same)})")
+        return self
+
+
 class FlashbackWorkload(Strict):
     """Record the bundled application mix on the first system, replay it on the others (seed 003;
     lib/enginebench/flashback/). The first group of keys shapes the bundled workload, the second the
@@ -196,7 +232,7 @@ class Phases(Strict):
 
 
 WORKLOAD_MODELS = {"linkbench": LinkBenchWorkload, "iibench": IIBenchWorkload, "sysbench": SysbenchWorkload,
-                   "flashback": FlashbackWorkload}
+                   "tokumx": TokuMXWorkload, "flashback": FlashbackWorkload}
 
 
 class Metrics(Strict):
@@ -232,7 +268,8 @@ class Experiment(Strict):
     question: str
     seed: str
     reference: Reference
-    workload: LinkBenchWorkload | IIBenchWorkload | SysbenchWorkload | FlashbackWorkload = Field(discriminator="name")
+    workload: (LinkBenchWorkload | IIBenchWorkload | SysbenchWorkload | TokuMXWorkload
+               | FlashbackWorkload) = Field(discriminator="name")
     phases: Phases = Field(default_factory=Phases)
     metrics: Metrics = Field(default_factory=Metrics)
     resources: Resources = Field(default_factory=Resources)

@@ -1,7 +1,7 @@
 """Workloads by name. Each exposes run_plan(store, phases, emit, abort) -> status."""
 from __future__ import annotations
 
-WORKLOADS = ("linkbench", "iibench", "sysbench", "flashback")
+WORKLOADS = ("linkbench", "iibench", "sysbench", "tokumx", "flashback")
 
 
 def build_workload(spec: dict):
@@ -15,6 +15,9 @@ def build_workload(spec: dict):
     if name == "sysbench":
         from .sysbench import Sysbench, SysbenchConfig
         return Sysbench(SysbenchConfig(**spec["params"]))
+    if name == "tokumx":
+        from .tokumx import TokuMX, TokuMXConfig
+        return TokuMX(TokuMXConfig(**spec["params"]))
     if name == "flashback":
         from ..flashback.workload import FlashbackConfig, FlashbackReplay
         return FlashbackReplay(FlashbackConfig.from_params(spec["params"]))
