@@ -20,7 +20,7 @@ STAMP := $(ENV_DIR)/.enginebench-setup
 SETUP_INPUTS := lib/pyproject.toml tools/build_wiredtiger.sh tools/setup.sh
 DEBIAN_PACKAGES := libsnappy-dev libzstd-dev chromium
 
-.PHONY: setup experiment test reports compare bench clean notebooks help
+.PHONY: setup setup-legacy experiment test reports compare bench clean notebooks help
 
 help:
 	@echo "make experiment EXP=<name> [SCALE=smoke|default|paper] [TARGET=auto|embedded|mongod]"
@@ -32,6 +32,10 @@ setup: $(STAMP)
 $(STAMP): $(SETUP_INPUTS)
 	@bash tools/setup.sh "$(ENV_DIR)" "$(DEBIAN_PACKAGES)"
 	@touch $(STAMP)
+
+# The client environment for MongoDB 3.0-4.2 servers (pymongo 3.x); see README "The mongod target".
+setup-legacy: $(STAMP)
+	@bash tools/setup_legacy.sh "$(CURDIR)/.venv-legacy"
 
 experiment: $(STAMP)
 	@if [ -z "$(EXP)" ]; then echo "make experiment: EXP= is required; one of: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')" >&2; exit 2; fi

@@ -1,28 +1,57 @@
-"""Which kind of system an experiment runs on: embedded engines or a mongod binary."""
+"""Which kind of system an experiment runs on: embedded engines, a mongod the lib launches, or an
+existing deployment (DESIGN §3).
+
+TARGET=mongod   a mongod binary is required (params `mongod.binary`, MONGOD, or PATH); without
+                one the run fails at once, starting nothing.
+TARGET=auto     mongod when a binary is found, else the embedded engines; the banner says which.
+TARGET=uri      the deployment at ENGINEBENCH_URI (a replica set, a sharded cluster, ...).
+"""
 from __future__ import annotations
 
 import os
-import shutil
+import re
+
+from .mongod.binary import find_mongod as _find
+
+URI_ENV = "ENGINEBENCH_URI"
+NO_MONGOD = ("TARGET=mongod: no mongod binary found; set MONGOD=/path/to/mongod, name one per system with "
+             "`mongod: {binary: ...}` in the params, or put mongod on PATH (see README: The mongod target)")
 
 
 def find_mongod() -> str | None:
-    path = os.environ.get("MONGOD") or shutil.which("mongod")
-    return path if path and os.path.isfile(path) and os.access(path, os.X_OK) else None
+    return _find(None)
 
 
-def resolve_target(target: str) -> dict:
-    """{'kind': 'embedded'|'mongod', 'banner': [lines for the top of the report], ...}."""
+def _params_binaries(params: dict | None) -> list[str]:
+    if not params:
+        return []
+    return [s["mongod"]["binary"] for s in params.get("systems", []) if (s.get("mongod") or {}).get("binary")]
+
+
+def redact(uri: str) -> str:
+    """A URI without its password, for banners and manifests."""
+    return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", uri)
+
+
+def resolve_target(target: str, params: dict | None = None) -> dict:
+    """{'kind': 'embedded'|'mongod'|'uri', 'banner': [lines for the top of the report], ...}."""
     mongod = find_mongod()
+    named = _params_binaries(params)
+    if target == "uri":
+        uri = os.environ.get(URI_ENV)
+        if not uri:
+            raise RuntimeError(f"TARGET=uri: set {URI_ENV}=mongodb://host:port/ to the deployment to measure")
+        return {"kind": "uri", "requested": target, "uri": redact(uri), "mongod": None,
+                "banner": [f"TARGET=uri: every system ran on the existing deployment {redact(uri)}, each in its own "
+                           "database; the params' engine options do not apply there, and only the server's "
+                           "own statistics (serverStatus, dbStats) describe it."]}
     if target == "mongod":
-        if mongod is None:
-            raise RuntimeError("TARGET=mongod: no mongod binary found; set MONGOD=/path/to/mongod or put mongod "
-                               "on PATH (see README: Getting mongod)")
-        raise RuntimeError(f"TARGET=mongod: found {mongod}, but launching mongod is not available in this "
-                           "version of enginebench; use TARGET=embedded")
-    if target == "auto" and mongod is not None:
-        return {"kind": "embedded", "requested": target, "mongod": mongod,
-                "banner": [f"TARGET=auto found mongod at {mongod}, but this version cannot launch it yet: "
-                           "the embedded engines ran instead."]}
+        if mongod is None and not named:
+            raise RuntimeError(NO_MONGOD)
+        return {"kind": "mongod", "requested": target, "mongod": mongod, "banner": []}
+    if target == "auto" and (mongod is not None or named):
+        return {"kind": "mongod", "requested": target, "mongod": mongod,
+                "banner": [f"TARGET=auto found mongod ({mongod or ', '.join(named)}): the systems ran on mongod."]}
     note = [] if target == "embedded" else ["TARGET=auto: no mongod binary was found, so the embedded engines ran "
                                             "(WiredTiger, RocksDB and LMDB inside the runner process)."]
     return {"kind": "embedded", "requested": target, "mongod": mongod, "banner": note}

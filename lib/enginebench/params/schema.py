@@ -10,6 +10,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..mongod.spec import MongodSpec
+
 SCALES = ("smoke", "default", "paper")
 ROLES = ("btree", "lsm", "mmap", "fractal", "memory")
 
@@ -57,6 +59,9 @@ class System(Strict):
     # This system's memory limit, overriding resources.memory.limit_mb (a memory matrix is one
     # system per engine and memory size).
     memory_limit_mb: int | None = Field(None, ge=16)
+    # How this system runs under TARGET=mongod (lib/enginebench/mongod/spec.py); what it leaves
+    # out is derived from `engine` and `options` (README: "The mongod target").
+    mongod: MongodSpec | None = None
 
     @model_validator(mode="after")
     def _check_options(self):

@@ -4,6 +4,8 @@
 
 For an embedded system this process *is* the database server (the engine runs in it, with the
 worker threads), so the parent can place it in a resource profile and sample it from outside.
+For mongod and uri systems it is the client of a server the parent started (or was given): it
+also emits dbStats/collStats after each phase and watches the replica sets for a stale secondary.
 Every event is one JSON line on stdout; the parent keeps them, so whatever was measured before a
 failure or an interrupt survives it. SIGINT/SIGTERM stop the workers and close the engine cleanly.
 """
@@ -42,6 +44,42 @@ def open_store(spec: dict):
     return MongoStore(spec["uri"], spec.get("database", "enginebench"))
 
 
+def _with_phase_stats(emit, holder):
+    """After every phase of a server system: its dbStats and collStats."""
+    def wrapped(event: dict) -> None:
+        emit(event)
+        store = holder["store"]
+        if event.get("event") == "phase_end" and hasattr(store, "phase_stats"):
+            try:
+                emit({"event": "db_stats", "phase": event["phase"], "t": time.time(), **store.phase_stats()})
+            except Exception as exc:  # sizes are extra; the phase's result stands
+                emit({"event": "db_stats", "phase": event["phase"], "error": str(exc)})
+    return wrapped
+
+
+def _watch_replication(spec: dict, store, emit, abort: threading.Event, found: list) -> list:
+    """One StaleWatch per multi-member replica set of a launched deployment. A too-stale secondary
+    is a finding (the TokuMX post's RS102): it is recorded and stops the phase."""
+    launch = spec["system"].get("mongod_launch") or {}
+    options = launch.get("spec") or {}
+    if options.get("on_stale_secondary", "stop") != "stop" or options.get("members", 1) < 2:
+        return []
+    import pymongo
+
+    from ..mongod.replication import StaleWatch
+
+    def on_stale(event: dict) -> None:
+        found.append(event)
+        emit(event)
+        abort.set()
+    watches = []
+    for name, uri in (spec.get("replsets") or {}).items():
+        client = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)
+        watches.append(StaleWatch(client, options.get("lag_sample_s", 1.0), on_stale).start())
+    store.watches = watches
+    return watches
+
+
 # Worker threads share one interpreter lock. A thread returning from an engine call that
 # released the lock waits up to the switch interval (5 ms by default) behind any thread that is
 # busy in Python: with a tight loop of fast queries beside them, writers convoy behind it and
@@ -64,17 +102,31 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGINT, on_signal)
 
     holder = {"store": None}  # the open store (the cold start replaces it)
+    watches: list = []
+    stale: list[dict] = []
     try:
         store = holder["store"] = open_store(spec)
+        if spec["system"]["target"] != "embedded":
+            if spec.get("drop_database"):  # an existing deployment: start from an empty database
+                store.client.drop_database(store.database)
+            emit = _with_phase_stats(emit, holder)
+            watches = _watch_replication(spec, store, emit, abort, stale)
         info = store.info()
         emit({"event": "store_info", "engine": info.engine, "version": info.version, "config": info.config,
               "atomic": store.atomic})
         workload = build_workload(spec["workload"])
         def reopen():
             holder["store"] = open_store(spec)
+            if watches:
+                holder["store"].watches = watches
             return holder["store"]
         status = workload.run_plan(store, {**spec["phases"], "data_dir": spec["data_dir"]}, emit, abort, reopen)
         errors = [e for e in emitted if e.get("event") == "phase_end" and e.get("error")]
+        if stale:
+            # Stopped on purpose: what was measured up to the stale secondary is the result.
+            emit({"event": "done", "status": "complete", "t": time.time(), "error": None,
+                  "stopped_by": "stale_secondary"})
+            return 0
         emit({"event": "done", "status": status, "t": time.time(),
               "error": errors[-1]["error"] if errors and status != "complete" else None})
         return 0 if status == "complete" else 3
@@ -83,6 +135,14 @@ def main(argv: list[str]) -> int:
               "t": time.time()})
         return 2
     finally:
+        for watch in watches:
+            watch.stop()
+            watch.client.close()
+        if holder["store"] is not None and spec.get("drop_database") and not spec.get("keep_data"):
+            try:
+                holder["store"].client.drop_database(holder["store"].database)
+            except Exception as exc:
+                emit({"event": "drop_failed", "error": str(exc)})
         if holder["store"] is not None:
             try:
                 holder["store"].close()

@@ -1,8 +1,13 @@
 """MongoStore: the Store interface over a real MongoDB deployment, through pymongo.
 
 Each Store call is one server request (or one transaction's worth of requests inside
-run_in_transaction). Transactions need a replica set on MongoDB 4.0+; elsewhere `atomic` is False
-and the workload's multi-document writes run without them, as LinkbenchX's did.
+run_in_transaction). Transactions need a replica set on MongoDB 4.0+ (through mongos 4.2+) with
+an engine that has them (wiredTiger, inMemory); elsewhere `atomic` is False and the workload's
+multi-document writes run without them, as LinkbenchX's did.
+
+The same code runs under pymongo 4 (servers 4.4+) and pymongo 3.x (the legacy environment, for
+3.0-4.2 servers): the handshake falls back to isMaster, and counts on servers before 3.6 (no
+aggregate hints) use the cursor count that only pymongo 3 still has.
 """
 from __future__ import annotations
 
@@ -15,19 +20,36 @@ import pymongo
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError, OperationFailure, PyMongoError
 
+PYMONGO_MAJOR = pymongo.version_tuple[0]
+TRANSACTION_ENGINES = ("wiredTiger", "inMemory")
+
 
 class MongoStore(Store):
     def __init__(self, uri: str, database: str = "enginebench", *, client=None):
-        self.client = client or pymongo.MongoClient(uri, directConnection=None)
+        # directConnection=None keeps pymongo 3's discovery (a lone seed without replicaSet is
+        # talked to directly); pymongo 3 before 3.11 does not know the option at all.
+        options = {"directConnection": None} if PYMONGO_MAJOR >= 4 else {}
+        self.client = client or pymongo.MongoClient(uri, **options)
         self.db = self.client[database]
         self.database = database
         self._indexes: dict[tuple[str, str], IndexSpec] = {}
         self._local = threading.local()
-        hello = self.client.admin.command("hello")
+        hello = _hello(self.client)
         self._build = self.client.admin.command("buildInfo")
-        self.replica_set = "setName" in hello or hello.get("msg") == "isdbgrid"
-        major = int(self._build["version"].split(".")[0])
-        self.atomic = self.replica_set and major >= 4
+        self.mongos = hello.get("msg") == "isdbgrid"
+        self.replica_set = "setName" in hello or self.mongos
+        self.server_version = tuple(int(x) for x in self._build.get("versionArray", [0, 0])[:2]) or (0, 0)
+        if self.server_version == (0, 0):
+            self.server_version = tuple(int(x) for x in self._build["version"].split(".")[:2])
+        try:
+            self.engine = self.client.admin.command("serverStatus").get("storageEngine", {}).get("name", "unknown")
+        except PyMongoError:
+            self.engine = "unknown"
+        needed = (4, 2) if self.mongos else (4, 0)
+        self.atomic = (self.replica_set and self.server_version >= needed
+                       and (self.engine in TRANSACTION_ENGINES or self.mongos))
+        # StaleWatch objects the runner attaches (replication lag per secondary, per interval).
+        self.watches: list = []
 
     # -- helpers --------------------------------------------------------------------------
     def _session(self):
@@ -152,11 +174,17 @@ class MongoStore(Store):
         return list(cursor)
 
     def count(self, collection, index, prefix=(), *, low=None, high=None, limit=None):
+        flt = self._range_filter(collection, index, prefix, low, high)
+        if self.server_version < (3, 6):
+            # count_documents is an aggregation, and aggregate takes a hint only from 3.6.
+            cursor = self.db[collection].find(flt, session=self._session()).hint(index or [("_id", 1)])
+            if limit:
+                cursor = cursor.limit(limit)
+            return cursor.count(with_limit_and_skip=True)
         kwargs = {"hint": index or "_id_"}
         if limit:
             kwargs["limit"] = limit
-        return self.db[collection].count_documents(self._range_filter(collection, index, prefix, low, high),
-                                                   session=self._session(), **kwargs)
+        return self.db[collection].count_documents(flt, session=self._session(), **kwargs)
 
     def iter_index(self, collection, index) -> Iterator[tuple]:
         fields = self._fields(collection, index)
@@ -180,26 +208,44 @@ class MongoStore(Store):
                 self._local.session = None
 
     def info(self) -> StoreInfo:
-        status = self.client.admin.command("serverStatus")
-        return StoreInfo(engine=status.get("storageEngine", {}).get("name", "unknown"),
-                         version=self._build["version"],
+        flavour = {k: self._build[k] for k in ("psmdbVersion", "tokumxVersion", "tokukvVersion") if k in self._build}
+        return StoreInfo(engine=self.engine, version=self._build["version"],
                          config={"gitVersion": self._build.get("gitVersion"), "replica_set": self.replica_set,
-                                 "transactions": self.atomic})
+                                 "mongos": self.mongos, "transactions": self.atomic,
+                                 "pymongo": pymongo.version, **flavour})
 
     def stats(self) -> dict:
+        from ..mongod.serverstats import flatten_server_status
         try:
-            status = self.client.admin.command("serverStatus")
+            out = flatten_server_status(self.client.admin.command("serverStatus"))
         except PyMongoError:
-            return {}
-        out = {f"opcounters.{k}": v for k, v in status.get("opcounters", {}).items()}
-        cache = status.get("wiredTiger", {}).get("cache", {})
-        for name in ("bytes read into cache", "bytes written from cache", "pages evicted by application threads"):
-            if name in cache:
-                out[f"wt.cache: {name}"] = cache[name]
+            out = {}
+        for watch in self.watches:
+            out.update({f"repl.lag_s: {member}": lag for member, lag in watch.lag.items()})
         return out
+
+    def phase_stats(self) -> dict:
+        """dbStats and collStats, after each phase."""
+        from ..mongod.serverstats import db_and_collection_stats
+        return db_and_collection_stats(self.db)
+
+    def checkpoint(self) -> None:
+        # fsync makes the data durable (a WiredTiger checkpoint, an mmapv1 flush) before the quiesce.
+        try:
+            self.client.admin.command("fsync")
+        except PyMongoError:
+            pass  # e.g. inMemory has nothing to flush
 
     def close(self) -> None:
         self.client.close()
+
+
+def _hello(client) -> dict:
+    """`hello` arrived in 4.4.2/5.0; isMaster is what older servers (and TokuMX) answer."""
+    try:
+        return client.admin.command("hello")
+    except OperationFailure:
+        return client.admin.command("isMaster")
 
 
 def _tuple_bound(fields, bound, strict: str, inclusive: str) -> dict | None:

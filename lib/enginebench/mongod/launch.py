@@ -1,0 +1,206 @@
+"""Starting a planned deployment, and stopping it so that nothing is left running.
+
+Each process is started from an argv list, in its own session (a Ctrl-C at the terminal reaches
+the driver, which then shuts the servers down in order, instead of reaching every mongod at
+once), with the parent-death signal set (if the driver is killed outright, the servers get
+SIGTERM, which mongod treats as a clean shutdown) and placed in the system's resource profile
+before it execs (the same preexec hook the embedded runner uses). Shutdown: the `shutdown`
+command, then SIGTERM, then SIGKILL after a grace period; signals are held meanwhile, because an
+abandoned shutdown is how servers leak.
+"""
+from __future__ import annotations
+
+import ctypes
+import json
+import signal
+import subprocess
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import psutil
+
+from . import wire
+from .topology import HOST, DeploymentPlan, ProcessPlan
+
+READY_TIMEOUT_S = 180     # a large dbpath's recovery or journal preallocation on old versions
+PRIMARY_TIMEOUT_S = 120
+SHUTDOWN_GRACE_S = 60
+TERM_GRACE_S = 30
+
+
+class LaunchError(RuntimeError):
+    """A server did not start or a deployment could not be initiated; everything started was stopped."""
+
+
+def _pdeathsig() -> None:
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+
+
+@contextmanager
+def held_signals():
+    """SIGINT/SIGTERM wait until the block is done (only the main thread can hold them)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    pending = []
+    previous = {s: signal.signal(s, lambda signum, _f: pending.append(signum)) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if pending:  # re-deliver what arrived, now that the servers are down
+            signal.raise_signal(pending[0])
+
+
+def _log_tail(path: Path, lines: int = 15) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return "(no log)"
+
+
+class Deployment:
+    def __init__(self, plan: DeploymentPlan, preexec=None):
+        self.plan = plan
+        self.preexec = preexec
+        self.procs: dict[str, subprocess.Popen] = {}
+        self._stderr: list = []
+        self.stopped = False
+        self.events: list[dict] = []   # what start/stop did, for the system's results folder
+
+    # -- start ---------------------------------------------------------------------------------
+    def _spawn(self, p: ProcessPlan) -> None:
+        if p.dbpath is not None:
+            p.dbpath.mkdir(parents=True, exist_ok=True)
+        p.logpath.parent.mkdir(parents=True, exist_ok=True)
+        stderr = open(p.logpath.with_suffix(".stderr"), "w")
+        self._stderr.append(stderr)
+
+        def preexec():
+            _pdeathsig()
+            if self.preexec is not None:
+                self.preexec()
+        self.procs[p.name] = subprocess.Popen(p.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                              stderr=stderr, preexec_fn=preexec, start_new_session=True)
+        self.events.append({"event": "started", "process": p.name, "pid": self.procs[p.name].pid, "t": time.time()})
+
+    def _wait_ready(self, p: ProcessPlan) -> None:
+        deadline = time.time() + READY_TIMEOUT_S
+        proc = self.procs[p.name]
+        while True:
+            if proc.poll() is not None:
+                raise LaunchError(f"{p.name} ({' '.join(p.argv)}) exited with code {proc.returncode}; its log "
+                                  f"{p.logpath} ends:\n{_log_tail(p.logpath)}")
+            try:
+                wire.command(HOST, p.port, {"ping": 1}, timeout_s=2)
+                return
+            except (OSError, wire.CommandError):
+                if time.time() > deadline:
+                    raise LaunchError(f"{p.name} did not accept connections on {p.address} within "
+                                      f"{READY_TIMEOUT_S} s; its log {p.logpath} ends:\n{_log_tail(p.logpath)}")
+                time.sleep(0.2)
+
+    def _initiate(self, name: str, members: list[str]) -> None:
+        host, port = members[0].split(":")
+        config = {"_id": name, "members": [{"_id": i, "host": m} for i, m in enumerate(members)]}
+        if name == "cfg":
+            config["configsvr"] = True
+        wire.command(host, int(port), {"replSetInitiate": config}, timeout_s=60)
+        deadline = time.time() + PRIMARY_TIMEOUT_S
+        while time.time() < deadline:
+            hello = wire.command(host, int(port), {"isMaster": 1}, check=False)
+            if hello.get("ismaster"):
+                return
+            time.sleep(0.25)
+        raise LaunchError(f"replica set {name} elected no primary within {PRIMARY_TIMEOUT_S} s")
+
+    def start(self) -> "Deployment":
+        try:
+            for p in self.plan.processes:
+                if p.role != "mongos":
+                    self._spawn(p)
+            for p in self.plan.processes:
+                if p.role != "mongos":
+                    self._wait_ready(p)
+            for name, members in self.plan.replsets.items():
+                self._initiate(name, members)
+            mongos = [p for p in self.plan.processes if p.role == "mongos"]
+            for p in mongos:
+                self._spawn(p)
+                self._wait_ready(p)
+                for shard in self.plan.shards:
+                    wire.command(HOST, p.port, {"addShard": f"{shard}/{','.join(self.plan.replsets[shard])}"},
+                                 timeout_s=60)
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    # -- what the sampler needs ----------------------------------------------------------------
+    @property
+    def pids(self) -> list[int]:
+        return [proc.pid for proc in self.procs.values()]
+
+    def process_counters(self) -> dict:
+        """Per-process CPU, context switches, RSS and IO, as extra sampler columns (the sampler
+        sums them over all pids itself)."""
+        out = {}
+        for name, proc in self.procs.items():
+            try:
+                ps = psutil.Process(proc.pid)
+                with ps.oneshot():
+                    cpu, ctx, io = ps.cpu_times(), ps.num_ctx_switches(), ps.io_counters()
+                    out.update({f"{name}.cpu_user_s": cpu.user, f"{name}.cpu_sys_s": cpu.system,
+                                f"{name}.ctx_switches": ctx.voluntary + ctx.involuntary,
+                                f"{name}.rss_bytes": ps.memory_info().rss,
+                                f"{name}.read_bytes": io.read_bytes, f"{name}.write_bytes": io.write_bytes})
+            except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
+                continue
+        return out
+
+    # -- stop ------------------------------------------------------------------------------------
+    def _shutdown(self, p: ProcessPlan) -> None:
+        proc = self.procs.get(p.name)
+        if proc is None or proc.poll() is not None:
+            return
+        try:
+            # force: a primary otherwise refuses while a secondary lags (which is what a stale
+            # secondary test leaves behind); the measurement is over either way.
+            wire.command(HOST, p.port, {"shutdown": 1, "force": True}, timeout_s=SHUTDOWN_GRACE_S)
+        except (OSError, ConnectionError, wire.CommandError):
+            pass  # the server closes the connection as it goes down; exit status tells the rest
+        how = "shutdown"
+        try:
+            proc.wait(SHUTDOWN_GRACE_S)
+        except subprocess.TimeoutExpired:
+            how = "SIGTERM"
+            proc.terminate()
+            try:
+                proc.wait(TERM_GRACE_S)
+            except subprocess.TimeoutExpired:
+                how = "SIGKILL"
+                proc.kill()
+                proc.wait()
+        self.events.append({"event": "stopped", "process": p.name, "how": how, "returncode": proc.returncode,
+                            "t": time.time()})
+
+    def stop(self) -> None:
+        """Stop every process (mongos, then shards, then config servers). Idempotent."""
+        if self.stopped:
+            return
+        with held_signals():
+            for p in reversed(self.plan.processes):
+                self._shutdown(p)
+            for handle in self._stderr:
+                handle.close()
+            self.stopped = True
+
+    def leftovers(self) -> list[int]:
+        return [proc.pid for proc in self.procs.values() if proc.poll() is None]
+
+    def write_record(self, path: Path) -> None:
+        path.write_text(json.dumps({**self.plan.describe(), "events": self.events}, indent=2, default=str))

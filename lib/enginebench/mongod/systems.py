@@ -1,0 +1,227 @@
+"""How an experiment's systems run under TARGET=mongod (and TARGET=uri), decided before anything starts.
+
+Every system is written for the embedded engines (`engine`, `options`); under TARGET=mongod it
+maps to the mongod engine of the same kind, and an optional `mongod:` block overrides any part:
+
+  embedded engine / options          mongod
+  wiredtiger, table_type btree       wiredTiger
+  wiredtiger, table_type lsm         wiredTiger with LSM tables (collection and index config strings)
+  rocksdb                            rocksdb (MongoRocks, Percona Server 3.x)
+  lmdb (role mmap)                   mmapv1 (the mmap'ed B-tree of MongoDB <= 4.0)
+  cache_size_mb                      the engine's cache size
+  block_compressor / compression     the engine's collection compressor
+  checkpoint_s                       --syncdelay (WiredTiger checkpoints every syncdelay seconds)
+  log: false                         --nojournal
+  oplog false / true, oplog_size_mb  standalone (op0) / 1-member replica set (op1), --oplogSize
+
+A mapped engine the binary lacks (mmapv1 on MongoDB 4.2+, rocksdb on a MongoDB build) skips that
+system with the reason on top of the report; an engine or option set explicitly under `mongod:`
+that the binary lacks is an error naming the system, key and allowed values. A derived cache size
+a version cannot take (3.0/3.2 want whole GB) is adjusted with a note; an explicit one is an error.
+ENGINEBENCH_MONGOD_TOPOLOGY=standalone|replset|sharded overrides every system's topology (the
+integration suite runs each experiment on all three).
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .binary import BinaryError, BinaryInfo, find_mongod, find_mongos, identify
+from .legacy import runner_python, wire_version
+from .options import OptionError, engine_settings, to_yaml_dict, version_line
+from .spec import TOPOLOGIES
+
+EMBEDDED_TO_MONGOD = {"wiredtiger": "wiredTiger", "rocksdb": "rocksdb", "lmdb": "mmapv1"}
+TOPOLOGY_ENV = "ENGINEBENCH_MONGOD_TOPOLOGY"
+
+
+class SystemSkipped(Exception):
+    """This system cannot run on its binary (for a reason the report states); others still run."""
+
+
+def implied_spec(system: dict) -> dict:
+    """The mongod spec a system's embedded engine and options stand for."""
+    options = system.get("options") or {}
+    spec: dict = {"engine": EMBEDDED_TO_MONGOD[system["engine"]]}
+    if system["engine"] == "wiredtiger":
+        spec["table_type"] = options.get("table_type", "btree")
+        spec["block_compressor"] = options.get("block_compressor")
+        spec["syncdelay_s"] = options.get("checkpoint_s")
+        spec["journal"] = None if options.get("log", True) else False
+    elif system["engine"] == "rocksdb":
+        spec["block_compressor"] = options.get("compression")
+    if system["engine"] in ("wiredtiger", "rocksdb"):
+        spec["cache_size_mb"] = options.get("cache_size_mb")
+    if options.get("oplog"):
+        spec["topology"] = "replset"
+        spec["oplog_size_mb"] = options.get("oplog_size_mb")
+    else:
+        spec["topology"] = "standalone"
+    return spec
+
+
+def resolve_spec(system: dict) -> dict:
+    """Implied spec, overridden by the keys the `mongod:` block sets; `_explicit` names those."""
+    spec = implied_spec(system)
+    block = system.get("mongod") or {}
+    explicit = {k: v for k, v in block.items() if v is not None and v != {}}
+    defaults = {"members": 1, "shards": 2, "config_members": 1, "on_stale_secondary": "stop", "lag_sample_s": 1.0}
+    spec = {**defaults, **spec, **explicit}
+    override = os.environ.get(TOPOLOGY_ENV)
+    if override:
+        if override not in TOPOLOGIES:
+            raise OptionError(f"{TOPOLOGY_ENV}={override!r} is not allowed; allowed values: {', '.join(TOPOLOGIES)}")
+        spec["topology"] = override
+    # A derived engine/compressor/cache the binary lacks is adjusted or skipped; these were asked for.
+    spec["_explicit"] = sorted(k for k in explicit if k not in defaults)
+    return spec
+
+
+def _public(spec: dict) -> dict:
+    return {k: v for k, v in spec.items() if not k.startswith("_")}
+
+
+def prepare_system(system: dict, params_file: str) -> tuple[dict, list[str]]:
+    """Check one system against its binary; returns (what the launch needs, notes for the banner).
+    Raises OptionError/BinaryError (the run does not start) or SystemSkipped."""
+    label = system["label"]
+    where = f"{params_file}: system {label}: "
+    spec = resolve_spec(system)
+    binary = find_mongod(spec.get("binary"), where=where)
+    if binary is None:
+        raise BinaryError(f"{where}no mongod binary: set mongod.binary, MONGOD=/path/to/mongod, or put mongod on "
+                          "PATH")
+    info = identify(binary)
+    notes: list[str] = []
+    engine = spec["engine"]
+    if engine not in info.engines and "engine" not in spec["_explicit"]:
+        raise SystemSkipped(f"system {label} skipped: its engine maps to {engine}, which {info.flavour} "
+                            f"{info.version} ({binary}) does not have (it has: {', '.join(info.engines)})")
+    try:
+        settings = engine_settings(label, spec, info, notes)
+    except OptionError as exc:
+        raise OptionError(f"{params_file}: {exc}") from None
+    mongos = find_mongos(binary, spec.get("mongos"), where=where) if spec["topology"] == "sharded" else None
+    client = runner_python(info, label)
+    launch = {"spec": _public(spec), "explicit": spec["_explicit"], "binary": info.describe(), "mongos": mongos, "client": client,
+              "version_line": version_line(info.default_engine if engine is None else engine, info),
+              "wire_version": wire_version(info), "engine_config": to_yaml_dict(settings)}
+    return launch, notes
+
+
+def prepare_systems(params: dict) -> tuple[list[dict], list[str]]:
+    """The systems that will run on mongod (each with its `mongod_launch`), and banner lines."""
+    ready, banner = [], []
+    for system in params["systems"]:
+        try:
+            launch, notes = prepare_system(system, params.get("params_file", params["experiment"]))
+        except SystemSkipped as why:
+            banner.append(str(why) + ".")
+            continue
+        banner += notes
+        ready.append({**system, "mongod_launch": launch})
+        banner.append(f"{system['label']}: {launch['binary']['flavour']} {launch['binary']['version']} "
+                      f"({launch['binary']['path']}), engine {launch['spec']['engine']}, "
+                      f"{launch['spec']['topology']}, client {launch['client']['client']}.")
+    if not ready:
+        raise OptionError(f"{params.get('params_file', params['experiment'])}: no system can run on the mongod "
+                          "binaries found: " + " ".join(banner))
+    return ready, banner
+
+
+# -- one system's server, for the driver -----------------------------------------------------------------
+@dataclass
+class ServerHandle:
+    uri: str
+    python: str
+    database: str
+    deployment: object | None = None      # launch.Deployment for TARGET=mongod; None for uri
+    spec: dict | None = None
+
+    @property
+    def pids(self) -> list[int]:
+        return self.deployment.pids if self.deployment is not None else []
+
+    @property
+    def replsets(self) -> dict[str, str]:
+        """Replica set name -> URI of its members (for the runner's stale-secondary watch)."""
+        if self.deployment is None:
+            return {}
+        return {name: f"mongodb://{','.join(members)}/?replicaSet={name}"
+                for name, members in self.deployment.plan.replsets.items() if name != "cfg"}
+
+    def counters(self) -> dict:
+        return self.deployment.process_counters() if self.deployment is not None else {}
+
+    def stop(self) -> None:
+        if self.deployment is not None:
+            self.deployment.stop()
+
+
+def start_mongod(system: dict, sys_dir: Path, data_dir: Path, preexec) -> ServerHandle:
+    """Launch a prepared system's deployment inside its resource profile (preexec)."""
+    from .launch import Deployment
+    from .topology import plan_deployment
+
+    launch = system["mongod_launch"]
+    spec = launch["spec"]
+    info: BinaryInfo = identify(launch["binary"]["path"])
+    # The same settings prepare_system checked (and adjusted, with its notes, where allowed).
+    settings = engine_settings(system["label"], {**spec, "_explicit": launch["explicit"]}, info, [])
+    log_dir = sys_dir / "logs"
+    log_dir.mkdir(parents=True, exist_ok=True)
+    plan = plan_deployment(system["label"], spec, info, settings, data_dir, log_dir, mongos=launch["mongos"])
+    deployment = Deployment(plan, preexec)
+    try:
+        deployment.start()
+    finally:
+        deployment.write_record(sys_dir / "mongod.json")
+    return ServerHandle(plan.uri, launch["client"]["python"], "enginebench", deployment, spec)
+
+
+def open_server(system: dict, target: dict, sys_dir: Path, data_dir: Path, preexec) -> ServerHandle | None:
+    """The server a system's runner talks to: None for embedded engines (the runner is the
+    server), a launched deployment for mongod, the user's deployment for uri."""
+    if target["kind"] == "mongod":
+        return start_mongod(system, sys_dir, data_dir, preexec)
+    if target["kind"] == "uri":
+        uri = os.environ[target_uri_env()]
+        return ServerHandle(uri, uri_python(uri, system["label"]), uri_database(system["label"]))
+    return None
+
+
+def target_uri_env() -> str:
+    from ..targets import URI_ENV
+    return URI_ENV
+
+
+def uri_database(label: str) -> str:
+    return "enginebench_" + re.sub(r"[^A-Za-z0-9_]", "_", label)
+
+
+def uri_python(uri: str, label: str) -> str:
+    """The client Python for an existing deployment, from its handshake (default: this one)."""
+    import sys
+
+    from pymongo.uri_parser import parse_uri
+
+    from . import wire
+    from .legacy import legacy_python, modern_min_wire
+    host, port = parse_uri(uri)["nodelist"][0]
+    try:
+        hello = wire.command(host, port, {"isMaster": 1}, timeout_s=5)
+    except Exception:
+        return sys.executable  # TLS or auth before the handshake: today's driver, and its error if any
+    if int(hello.get("maxWireVersion", 0)) >= modern_min_wire():
+        return sys.executable
+    python = legacy_python()
+    if not python.is_file():
+        raise OptionError(f"TARGET=uri: system {label}: the deployment speaks wire version "
+                          f"{hello.get('maxWireVersion', 0)}; run `make setup-legacy` for its client")
+    return str(python)
+
+
+__all__ = ["prepare_systems", "start_mongod", "ServerHandle", "implied_spec", "resolve_spec", "SystemSkipped",
+           "uri_database", "uri_python", "open_server"]
