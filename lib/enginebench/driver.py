@@ -27,7 +27,7 @@ from .results.rundir import RunFolder
 from .targets import resolve_target
 from .workloads import build_workload
 
-TARGETS = ("auto", "embedded", "mongod")
+TARGETS = ("auto", "embedded", "mongod", "uri")
 # glibc gives every thread that allocates its own arena; with the engines' background threads
 # that fragments the runner's memory by tens of MB, which counts against a memory profile.
 # (mongod links tcmalloc for the same reason.) Recorded in each run's manifest.
@@ -97,17 +97,35 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
 
     result = {"label": label, "status": "running", "events": [], "error": None}
     with SystemResources(plan, f"enginebench-{folder.run_id}-{label}", device_of(data_dir)) as resources:
+        server = None
         try:
+            # mongod/uri targets: the server runs outside the runner (mongod inside this
+            # system's resource profile); the runner is only its client.
+            from .mongod.systems import open_server
+            try:
+                server = open_server(system, target, sys_dir, data_dir, resources.preexec)
+            except Exception as exc:  # launch failed: everything it started is stopped; next system
+                result["status"], result["error"] = "failed", f"{type(exc).__name__}: {exc}"
+                return result
+            if server is not None:
+                spec.update(uri=server.uri, database=server.database, replsets=server.replsets,
+                            drop_database=target["kind"] == "uri",
+                            keep_data=bool(params.get("keep_data")))
+                spec_path.write_text(json.dumps(spec, indent=2))
             _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, phases, stop_flag,
-                       resources, result)
+                       resources, result, server)
         finally:
+            if server is not None:
+                server.stop()
+            if not params.get("keep_data"):
+                shutil.rmtree(data_dir, ignore_errors=True)
             result["resources"] = resources.report()
             folder.record_system(result)
     return result
 
 
 def _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, phases, stop_flag, resources,
-               result) -> None:
+               result, server=None) -> None:
     """Start the runner inside the system's resource profile, relay and keep its events, sample it.
 
     A reader thread drains the runner's stdout into a queue the whole time, so the runner can
@@ -115,9 +133,11 @@ def _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, ph
     """
     def preexec():
         _die_with_parent()
-        resources.preexec()
+        if server is None:  # an embedded runner is the server; a mongod's client stays outside
+            resources.preexec()
     stderr = open(sys_dir / "runner.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "enginebench.runner.child", str(spec_path)],
+    python = server.python if server is not None else sys.executable  # legacy pymongo for old servers
+    proc = subprocess.Popen([python, "-m", "enginebench.runner.child", str(spec_path)],
                             stdout=subprocess.PIPE, stderr=stderr, text=True, preexec_fn=preexec,
                             env={**os.environ, **RUNNER_ENV})
     lines: queue.Queue = queue.Queue()
@@ -127,7 +147,11 @@ def _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, ph
             lines.put(line)
         lines.put(None)  # end of stream: the runner has closed its stdout
     threading.Thread(target=read_events, name="runner-events", daemon=True).start()
-    sampler = Sampler([proc.pid], data_dir, params["metrics"]["sample_s"], extra=resources.io_counters)
+    if server is None:
+        sampler = Sampler([proc.pid], data_dir, params["metrics"]["sample_s"], extra=resources.io_counters)
+    else:  # the server processes, summed and one by one
+        sampler = Sampler(server.pids, data_dir, params["metrics"]["sample_s"],
+                          extra=lambda: {**resources.io_counters(), **server.counters()})
     sampler.start()
     progress = Progress(label)
     interrupted = False
@@ -159,6 +183,8 @@ def _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, ph
             _stop(proc, lines, keep)
         progress.close()
         sampler.stop()
+        if server is not None:  # never delete a dbpath under a live mongod
+            server.stop()
         stderr.close()
         events_file.close()
         samples = sampler.samples
@@ -244,7 +270,14 @@ def run(exp: str, scale: str = "default", target: str = "auto") -> Path:
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; allowed: {', '.join(TARGETS)}")
     params = load_params(exp, scale)
-    resolved = resolve_target(target)
+    resolved = resolve_target(target, params)
+    systems = params["systems"]
+    if resolved["kind"] == "mongod":
+        # Binaries identified and every system's options checked against its binary now: errors
+        # (file, system, key, allowed values) and skipped systems are known before anything starts.
+        from .mongod.systems import prepare_systems
+        systems, notes = prepare_systems(params)
+        resolved["banner"] = resolved["banner"] + notes
     # Raises, starting nothing, when a required limit is impossible (for the run or any system).
     plan = plan_resources(params)
     system_plans = {s["label"]: plan_resources(params, s) for s in params["systems"]}
@@ -259,7 +292,7 @@ def run(exp: str, scale: str = "default", target: str = "auto") -> Path:
         previous = signal.signal(signal.SIGTERM, on_term)
     status = "complete"
     try:
-        for system in params["systems"]:
+        for system in systems:
             result = _run_system(folder, params, system, resolved, stop_flag, system_plans[system["label"]])
             if result["status"] == "aborted":
                 status = "aborted"
