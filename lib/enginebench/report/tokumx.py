@@ -151,9 +151,9 @@ def client_count(phase: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def sweep_table(run: RunData) -> pl.DataFrame:
+def sweep_table(run: RunData, latency: bool = True) -> pl.DataFrame:
     """Per system and client count: the counted rate (updates/s or reads/s) over the phase, the
-    findOne rate, and the counted op's p50/p99 latency (HdrHistograms merged exactly)."""
+    findOne rate, and (with `latency`) the counted op's p50/p99 from HdrHistograms merged exactly."""
     counted = "UPDATE" if kind(run) == "read_update" else "FIND_ONE"
     unit = "updates/s" if counted == "UPDATE" else "reads/s"
     rows = []
@@ -169,17 +169,19 @@ def sweep_table(run: RunData) -> pl.DataFrame:
             seconds = float(here["seconds"].sum())
             ops = run.ops.filter((pl.col("system") == s["label"]) & (pl.col("phase") == phase))
             finds = int(ops.filter(pl.col("op") == "FIND_ONE")["count"].sum())
-            latency = next((e for e in merged_latency(run.ops, s["label"], phase) if e["op"] == counted), {})
-            rows.append({"setup": s["label"], "role": s["role"], "clients": clients,
-                         unit: float(here["ops"].sum()) / seconds if seconds else None,
-                         "findOne/s": finds / seconds if seconds else None,
-                         "p50 ms": latency.get("p50_ms"), "p99 ms": latency.get("p99_ms")})
+            row = {"setup": s["label"], "role": s["role"], "clients": clients,
+                   unit: float(here["ops"].sum()) / seconds if seconds else None,
+                   "findOne/s": finds / seconds if seconds else None}
+            if latency:
+                merged = next((e for e in merged_latency(run.ops, s["label"], phase) if e["op"] == counted), {})
+                row.update({"p50 ms": merged.get("p50_ms"), "p99 ms": merged.get("p99_ms")})
+            rows.append(row)
     return pl.DataFrame(rows)
 
 
 def sweep_max(run: RunData) -> pl.DataFrame:
     """Each system's maximum over the client counts (the post's "max throughput")."""
-    table = sweep_table(run)
+    table = sweep_table(run, latency=False)
     if table.is_empty():
         return table
     unit = table.columns[3]
@@ -350,7 +352,7 @@ def _insert_findings(run: RunData) -> list[str]:
 
 
 def _sweep_findings(run: RunData) -> list[str]:
-    table = sweep_table(run)
+    table = sweep_table(run, latency=False)
     if table.is_empty():
         return []
     unit = table.columns[3]

@@ -7,15 +7,16 @@
   "clients=2", ...). read_update is the post's readAndUpdate(): findOne on a random x, then $set y
   to y + that x (so documents grow, as in the post); read is the same findOne alone.
 
-The post ran on the PRIMARY of a 3-member replica set. Where the store can tell that a secondary
-has fallen off its primary's oplog (the post's "RS102 too stale to catch up"), the insert stops and
-a `stale_secondary` event records the finding: it is the experiment's result, not a crash.
+The post ran on the PRIMARY of a 3-member replica set. Under TARGET=mongod the runner watches the
+replica set (mongod/replication.py): a secondary that falls off its primary's oplog (the post's
+"RS102 too stale to catch up") is recorded as a `stale_secondary` event and stops the phase. The
+plan then still counts what the primary holds, marked as stopped by it: it is the experiment's
+result, not a crash.
 """
 from __future__ import annotations
 
 import base64
 import random
-import threading
 import time
 from dataclasses import dataclass, field
 
@@ -28,10 +29,6 @@ X_INDEX = IndexSpec("x_1", (("x", 1),))  # db.johan.ensureIndex({x:1})
 INSERT, FIND, UPDATE = "INSERT", "FIND_ONE", "UPDATE"
 LOAD = "LOAD"
 EXPERIMENTS = ("insert", "read_update", "read")
-# A store that can see a replica set exposes this hook: () -> None, or a dict describing the
-# secondary that fell behind its primary's oplog window (member, state, lag, oldest oplog entry).
-STALE_HOOK = "stale_secondary"
-STALE_POLL_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -68,6 +65,12 @@ def find_one(store: Store, x: int) -> list[dict]:
     return [] if doc is None else [doc]
 
 
+def stale_finding(store: Store) -> dict | None:
+    """The stale-secondary finding of the replication watches the runner attached to the store
+    (`store.watches`, mongod target only; an embedded store has no replica set), if any."""
+    return next((w.found for w in getattr(store, "watches", None) or [] if getattr(w, "found", None)), None)
+
+
 def set_y(store: Store, x: int, y: str) -> None:
     """update({x: x}, {$set: {y: y}})."""
     store.update(COLLECTION, X_INDEX.name, (x,), set={"y": y})
@@ -82,8 +85,6 @@ class TokuMX:
                                 "per_op": INSERT if config.experiment == "insert" else LOAD}
         counted = UPDATE if config.experiment == "read_update" else FIND
         self.run_accounting = {"rate": "count", "rate_ops": [counted], "per_op": counted}
-        self.stale = threading.Event()
-        self.stale_finding: dict | None = None
 
     def expected_after_load(self) -> dict:
         return {COLLECTION: self.cfg.documents}
@@ -93,31 +94,16 @@ class TokuMX:
         store.create_index(COLLECTION, X_INDEX)  # before the inserts, as the post did
 
     # -- experiment 1 ---------------------------------------------------------------------
-    def inserter(self, done: threading.Event):
+    def inserter(self):
         cfg = self.cfg
 
         def work(store, rec, stop):
             rng = random.Random(cfg.seed)
-            try:
-                for i in range(cfg.documents):
-                    if stop.is_set() or self.stale.is_set():
-                        return
-                    rec.call(INSERT, store.insert_many, COLLECTION, [document(rng, i, cfg.payload_chars)], items=1)
-            finally:
-                done.set()
-        return work
-
-    def stale_monitor(self, hook, done: threading.Event, emit):
-        """Polls the store's replica-set hook while the inserts run; a stale secondary stops them."""
-        def work(store, rec, stop):
-            while not (stop.is_set() or done.is_set()):
-                finding = hook()
-                if finding:
-                    self.stale_finding = {"t": time.time(), **finding}
-                    emit({"event": "stale_secondary", **self.stale_finding})
-                    self.stale.set()
+            for i in range(cfg.documents):
+                if stop.is_set():
                     return
-                stop.wait(STALE_POLL_S)
+                # One document per call: the post's shell loop, not a bulk load.
+                rec.call(INSERT, store.insert_many, COLLECTION, [document(rng, i, cfg.payload_chars)], items=1)
         return work
 
     # -- experiments 2 and 3 --------------------------------------------------------------
@@ -156,29 +142,31 @@ class TokuMX:
             return self._insert_plan(store, phases, emit, abort)
         return self._sweep_plan(store, phases, emit, abort)
 
-    def _verify(self, store: Store, emit, kind: str = "load_verified") -> bool:
+    def _verify(self, store: Store, emit, kind: str = "load_verified", stopped_by: str | None = None) -> None:
         expected = {"documents": self.cfg.documents, f"index {X_INDEX.name}": self.cfg.documents}
         found = {"documents": store.count(COLLECTION, None),
                  f"index {X_INDEX.name}": store.count(COLLECTION, X_INDEX.name)}
         event = {"event": kind, "expected": expected, "found": found, "ok": expected == found}
         if kind == "consistency":
             event["mismatches"] = sum(expected[k] != found[k] for k in expected)
-        if self.stale_finding is not None:
-            event["stopped_by"] = "stale_secondary"
+        if stopped_by:
+            event["stopped_by"] = stopped_by  # the count is short by design, and says why
         emit(event)
-        return event["ok"]
+
+    def _stopped(self, result: dict, store: Store, emit) -> str | None:
+        """None to go on; else the plan's status. A phase stopped by a stale secondary is a
+        finding: the primary's documents are counted and the plan ends complete."""
+        if stale_finding(store) is not None:
+            self._verify(store, emit, stopped_by="stale_secondary")
+            return "complete"
+        return outcome(result)
 
     def _insert_plan(self, store: Store, phases: dict, emit, abort) -> str:
-        done = threading.Event()
-        workers = [self.inserter(done)]
-        hook = getattr(store, STALE_HOOK, None)
-        if callable(hook):  # whether a stale secondary stops the run is the deployment's setting
-            workers.append(self.stale_monitor(hook, done, emit))
-        result = run_phase("load", workers, store, emit, interval_s=self.cfg.interval_s, duration_s=None,
+        result = run_phase("load", [self.inserter()], store, emit, interval_s=self.cfg.interval_s, duration_s=None,
                            abort=abort, max_errors=0, engine_stats=store.stats, accounting=self.load_accounting)
-        if outcome(result):
-            return outcome(result)
-        # After a stale secondary the count is short by design; it is still recorded, with why.
+        stopped = self._stopped(result, store, emit)
+        if stopped:
+            return stopped
         self._verify(store, emit)
         return "complete"
 
@@ -186,8 +174,9 @@ class TokuMX:
         cfg = self.cfg
         load = run_phase("load", self.load_threads(), store, emit, interval_s=cfg.interval_s, duration_s=None,
                          abort=abort, max_errors=0, engine_stats=store.stats, accounting=self.load_accounting)
-        if outcome(load):
-            return outcome(load)
+        stopped = self._stopped(load, store, emit)
+        if stopped:
+            return stopped
         self._verify(store, emit)
         started = time.time()
         store.checkpoint()
@@ -198,7 +187,8 @@ class TokuMX:
                               interval_s=cfg.interval_s, duration_s=cfg.phase_s, abort=abort,
                               max_errors=phases["max_errors"], engine_stats=store.stats,
                               accounting=self.run_accounting)
-            if outcome(phase):
-                return outcome(phase)
+            stopped = self._stopped(phase, store, emit)
+            if stopped:
+                return stopped
         self._verify(store, emit, "consistency")
         return "complete"

@@ -1,0 +1,178 @@
+"""The TokuMX workload (seed 004) on a real embedded engine, and its report's pure pieces:
+document shape, one document per insert call, the client sweep's phases, the stop on a stale
+secondary, dips, the stale-secondary claim, and the params' errors."""
+import json
+import random
+import threading
+from pathlib import Path
+
+import pytest
+
+from enginebench.params import ParamsError, load_params
+from enginebench.params.schema import TokuMXWorkload
+from enginebench.report import tokumx as tk
+from enginebench.report.claims import FAILS, HOLDS, NOT_EVALUATED
+from enginebench.report.rundata import RunData
+from enginebench.stores import open_embedded
+from enginebench.workloads.tokumx import COLLECTION, X_INDEX, TokuMX, TokuMXConfig, document
+
+import polars as pl
+
+
+class CountingStore:
+    """An embedded store that records the size of every insert call (and can play a replica
+    set's watch that finds a stale secondary after `stale_after` inserts)."""
+
+    def __init__(self, store, stale_after=None, abort=None):
+        self._store, self.insert_sizes = store, []
+        self.watches, self._stale_after, self._abort = [], stale_after, abort
+
+    def insert_many(self, collection, docs):
+        self.insert_sizes.append(len(docs))
+        if self._stale_after is not None and len(self.insert_sizes) == self._stale_after:
+            # What the runner's StaleWatch does on a too-stale member: record it, stop the phase.
+            self.watches.append(type("Watch", (), {"found": {"event": "stale_secondary", "members": ["m2"]}})())
+            self._abort.set()
+        return self._store.insert_many(collection, docs)
+
+    def __getattr__(self, name):
+        return getattr(self._store, name)
+
+
+@pytest.fixture
+def wt(tmp_path):
+    store = open_embedded("wiredtiger", tmp_path / "db", {"cache_size_mb": 32})
+    yield store
+    store.close()
+
+
+def run_plan(workload, store, abort=None):
+    events = []
+    status = workload.run_plan(store, {"max_errors": 0}, events.append, abort or threading.Event())
+    return status, events
+
+
+def test_documents_are_the_posts_shape():
+    rng = random.Random(1)
+    docs = [document(rng, i, 200) for i in range(50)]
+    assert all(list(d) == ["x", "y"] and d["x"] == i and len(d["y"]) == 200 for i, d in enumerate(docs))
+    assert len({d["y"] for d in docs}) == 50, "each payload is random"
+    assert document(random.Random(1), 0, 200) == docs[0], "and reproducible from the seed"
+    assert len(document(rng, 0, 7)["y"]) == 7
+
+
+def test_insert_is_one_document_per_call(wt):
+    store = CountingStore(wt)
+    status, events = run_plan(TokuMX(TokuMXConfig("insert", documents=300, interval_s=0.05)), store)
+    assert status == "complete"
+    assert store.insert_sizes == [1] * 300
+    verified = next(e for e in events if e["event"] == "load_verified")
+    assert verified["ok"] and verified["found"] == {"documents": 300, "index x_1": 300}
+    assert wt.get(COLLECTION, X_INDEX.name, (299,))["x"] == 299
+    intervals = [e for e in events if e["event"] == "interval"]
+    assert sum(e["ops"]["INSERT"]["count"] for e in intervals if "INSERT" in e["ops"]) == 300
+    assert intervals[0]["accounting"]["rate_ops"] == ["INSERT"]
+
+
+def test_client_sweep_runs_one_phase_per_count(wt):
+    cfg = TokuMXConfig("read_update", documents=400, load_batch=100, clients=[1, 2, 3], phase_s=0.3,
+                       interval_s=0.1, quiesce_s=0)
+    status, events = run_plan(TokuMX(cfg), wt)
+    assert status == "complete"
+    starts = [(e["phase"], e["workers"]) for e in events if e["event"] == "phase_start"]
+    assert starts == [("load", 1), ("clients=1", 1), ("clients=2", 2), ("clients=3", 3)]
+    updates = sum(e["ops"].get("UPDATE", {}).get("count", 0) for e in events if e["event"] == "interval")
+    finds = sum(e["ops"].get("FIND_ONE", {}).get("count", 0) for e in events if e["event"] == "interval")
+    assert updates > 0 and finds >= updates
+    # $set y to y + x, as the post's readAndUpdate(): updated documents grew.
+    grown = [d for d in wt.scan(COLLECTION, X_INDEX.name) if len(d["y"]) > 200]
+    assert grown and all(d["y"].endswith(str(d["x"])) for d in grown)
+    consistency = next(e for e in events if e["event"] == "consistency")
+    assert consistency["ok"] and consistency["mismatches"] == 0
+
+
+def test_read_sweep_only_reads(wt):
+    cfg = TokuMXConfig("read", documents=200, load_batch=50, clients=[1, 2], phase_s=0.2, interval_s=0.1, quiesce_s=0)
+    status, events = run_plan(TokuMX(cfg), wt)
+    ops = {op for e in events if e["event"] == "interval" and e["phase"].startswith("clients=") for op in e["ops"]}
+    assert status == "complete" and ops == {"FIND_ONE"}
+
+
+def test_a_stale_secondary_stops_the_inserts_as_a_finding(wt):
+    abort = threading.Event()
+    store = CountingStore(wt, stale_after=120, abort=abort)
+    status, events = run_plan(TokuMX(TokuMXConfig("insert", documents=5000, interval_s=0.05)), store, abort)
+    assert status == "complete", "a finding, not a failure"
+    assert 120 <= len(store.insert_sizes) < 5000
+    verified = next(e for e in events if e["event"] == "load_verified")
+    assert verified["stopped_by"] == "stale_secondary" and not verified["ok"]
+    assert verified["found"]["documents"] == len(store.insert_sizes)
+
+
+def test_dips_leave_out_a_short_last_interval():
+    found = tk.dips([100, 100, 20, 100, 5], [10, 10, 10, 10, 1], 10)
+    assert found["mean_rate"] == pytest.approx(3205 / 41)
+    assert found["min_rate"] == 20 and found["min_interval"] == 2
+    assert found["below_half"] == [2] and found["intervals"] == 4
+    assert tk.dips([50, 50], [10, 10], 10)["below_half"] == []
+    assert tk.dips([], [], 10)["min_rate"] is None
+
+
+def fake_run(tmp_path: Path, target: str, status: str, events: list[dict]) -> RunData:
+    """A run folder as the driver leaves it, for the claim logic (no measured numbers in it)."""
+    (tmp_path / "mm").mkdir()
+    (tmp_path / "mm" / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in events))
+    system = {"label": "mm", "role": "mmap", "engine": "lmdb", "options": {},
+              "mongod": {"topology": "replset", "members": 3}}
+    manifest = {"experiment": "tokumx_insert_20m", "target": {"kind": target},
+                "params": {"systems": [system], "workload": {"experiment": "insert", "interval_s": 10}},
+                "systems": {"mm": {"status": status}}}
+    return RunData(tmp_path, manifest, pl.DataFrame(), pl.DataFrame(), pl.DataFrame())
+
+
+@pytest.mark.parametrize("target, events, verdict, words", [
+    ("mongod", [{"event": "stale_secondary", "members": [{"member": "127.0.0.1:1"}]}], HOLDS, "stale_secondary"),
+    ("mongod", [], FAILS, "no stale secondary"),
+    ("embedded", [], NOT_EVALUATED, "no replica set"),
+])
+def test_stale_claim_comes_from_the_events(tmp_path, target, events, verdict, words):
+    run = fake_run(tmp_path, target, "complete", events)
+    row = tk.claims_table(run).filter(pl.col("id") == tk.STALE_CLAIM).row(0, named=True)
+    assert row["verdict"] == verdict and words in (row["from"] + row["reason"])
+    note = tk.replication_note(run)
+    assert ("stale secondary" in note) == (verdict == HOLDS)
+    if target == "embedded":
+        assert "did not run" in note and "embedded" in note
+
+
+def test_params_errors_name_the_key(tmp_path):
+    with pytest.raises(ValueError, match="clients: only for experiment read_update or read"):
+        TokuMXWorkload(name="tokumx", experiment="insert", documents=10, clients=[1])
+    with pytest.raises(ValueError, match="phase_s: required for experiment read"):
+        TokuMXWorkload(name="tokumx", experiment="read", documents=10, clients=[1, 2])
+    with pytest.raises(ValueError, match="increasing list"):
+        TokuMXWorkload(name="tokumx", experiment="read", documents=10, clients=[2, 1], phase_s=1)
+    with pytest.raises(ValueError, match="stand in for itself"):
+        TokuMXWorkload(name="tokumx", experiment="insert", documents=10, stand_in={"lsm": "lsm"})
+
+
+def test_params_files_resolve_at_every_scale():
+    for exp in ("tokumx_insert_10m", "tokumx_insert_20m", "tokumx_concurrency", "tokumx_read"):
+        smoke, default, paper = (load_params(exp, s) for s in ("smoke", "default", "paper"))
+        assert {s["engine"] for s in smoke["systems"]} == {"wiredtiger", "rocksdb", "lmdb"} and len(smoke["systems"]) == 4
+        if paper["workload"]["experiment"] != "insert":
+            assert paper["workload"]["clients"] == [1, 2, 3, 4, 5, 6] and paper["workload"]["documents"] == 1_000_000
+    assert load_params("tokumx_insert_20m", "paper")["workload"]["documents"] == 2 * load_params(
+        "tokumx_insert_10m", "paper")["workload"]["documents"]
+
+
+def test_bad_experiment_literal_lists_the_allowed_values(tmp_path, monkeypatch):
+    root = tmp_path / "root"
+    (root / "params").mkdir(parents=True)
+    (root / ".enginebench-root").touch()
+    text = Path(load_params("tokumx_read", "smoke")["params_file"]).read_text()
+    (root / "params" / "tokumx_read.yaml").write_text(text.replace("experiment: read\n", "experiment: reads\n"))
+    monkeypatch.setenv("ENGINEBENCH_ROOT", str(root))
+    with pytest.raises(ParamsError, match=r"tokumx_read.yaml \[scale smoke\]: workload.experiment: 'reads' is not "
+                                          r"allowed; allowed values: 'insert', 'read_update' or 'read'"):
+        load_params("tokumx_read", "smoke")
