@@ -61,7 +61,8 @@ class CapturingStore(Store):
         elif method == "create_collection" and args.get("capped_bytes"):
             meta["capped_bytes"] = args["capped_bytes"]
         op, command = to_command(method, collection, args, meta["indexes"])
-        store_args = {k: v for k, v in args.items() if k != "collection"}
+        # An insert's documents are in its command already; the Store call refers to them.
+        store_args = {k: v for k, v in args.items() if k not in ("collection", "docs")}
         if method == "create_index":
             spec = args["spec"]
             store_args["spec"] = {"name": spec.name, "fields": [list(f) for f in spec.fields], "unique": spec.unique}
@@ -71,6 +72,8 @@ class CapturingStore(Store):
     def _call(self, method: str, *args, **kwargs):
         bound = dict(zip(_PARAMS[method], args))
         bound.update(kwargs)
+        if "name" in bound:  # create_collection names its collection `name`
+            bound["collection"] = bound.pop("name")
         with self._lock:  # the timestamp and the queue order agree, so the file is in time order
             self.writer.add((time.time(), method, bound))
         return getattr(self.inner, method)(*args, **kwargs)

@@ -128,5 +128,8 @@ def prepare(record: dict) -> Callable[[Store], int]:
     collection = collection_of(record)
     store = record.get("store")
     if store is not None:
-        return _store_call(store["method"], collection, store["args"])
+        args = store["args"]
+        if store["method"] == "insert_many" and "docs" not in args:
+            args = {**args, "docs": record["command"]["documents"]}
+        return _store_call(store["method"], collection, args)
     return _command_call(record, collection)

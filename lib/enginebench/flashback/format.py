@@ -12,7 +12,7 @@ Header: {"format": "enginebench.flashback", "version": 1, "source": ..., "create
 Op:     {"ts": unix seconds (float), "ns": "db.collection", "op": one of OP_TYPES,
          "command": the full MongoDB command document,
          optional "store": {"method", "args"} (the exact Store call, for Store-level captures),
-         optional "docs_scanned", "cursor_id", "millis" (what the source reported)}
+         optional "docs_scanned", "cursor_id", "millis", "ninserted" (what the source reported)}
 """
 from __future__ import annotations
 

@@ -24,6 +24,7 @@ from ..runner.plan import outcome
 from ..stores.base import Store
 from .appmix import DATABASE, AppMix, AppMixConfig
 from .capture_store import CapturingStore
+from .execute_mongo import executor_for
 from .format import CaptureError, read_capture, summary
 from .replay import Replayer
 
@@ -151,7 +152,8 @@ class FlashbackReplay:
         else:
             target = store
             replayer = Replayer(capture.ops(), style=self.cfg.style, speedup=self.cfg.speedup,
-                                workers=self.cfg.workers, select=self.cfg.op_filter, label=op_label(collections))
+                                workers=self.cfg.workers, select=self.cfg.op_filter, label=op_label(collections),
+                                prepare=executor_for(store))
         result = run_phase("run", replayer.workers(), target, emit, interval_s=self.cfg.interval_s, duration_s=None,
                            abort=abort, max_errors=phases["max_errors"], engine_stats=store.stats)
         captured = target.finish() if role == "recorder" else None

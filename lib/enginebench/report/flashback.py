@@ -1,0 +1,310 @@
+"""flashback_replay report pieces: latency per op type, latency against documents scanned,
+capped inserts, how closely each replay kept the recorded schedule, the fb.* claims, findings."""
+from __future__ import annotations
+
+import json
+import math
+
+import altair as alt
+import numpy as np
+import polars as pl
+
+from .claims import FAILS, HOLDS, NOT_EVALUATED, load_claims
+from .prose import caveat
+from .rundata import RunData, _merge
+
+PHASE = "run"
+WRITES = ("insert", "insert.capped", "update", "findandmodify", "remove")
+OP_ORDER = ("query", "count", "insert", "insert.capped", "update", "findandmodify", "remove", "getmore", "command")
+MIN_R2 = 0.5          # "grows linearly": the line explains at least half of the variance
+CHART_POINTS = 2500   # points drawn per system (the fit uses all of them)
+
+
+def summary(run: RunData, label: str) -> dict | None:
+    """The system's replay.json: its role, ops read / run / skipped per type, schedule lag."""
+    path = run.path / label / "replay.json"
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def role_of(run: RunData, label: str) -> str | None:
+    s = summary(run, label)
+    return s["role"] if s else None
+
+
+def systems_table(run: RunData) -> pl.DataFrame:
+    rows = []
+    for s in run.systems:
+        info = summary(run, s["label"]) or {}
+        lag = info.get("lag_ms") or {}
+        rows.append({"setup": s["label"], "role": s["role"], "engine": s["engine"], "version": s.get("version") or "",
+                     "flashback": info.get("role") or "", "status": s.get("status"),
+                     "ops run": sum((info.get("ops_run") or {}).values()),
+                     "lag p99 (ms)": lag.get("p99"), "error": s.get("error") or ""})
+    return pl.DataFrame(rows)
+
+
+def check_lines(run: RunData) -> list[str]:
+    """Per replaying system: ops per type in the capture against ops replayed (deterministic)."""
+    lines = []
+    for s in run.systems:
+        info = summary(run, s["label"])
+        if info is None:
+            lines.append(f"{s['label']}: no replay summary ({s.get('status')})")
+            continue
+        if info["role"] == "recorder":
+            lines.append(f"{s['label']}: recorder, {info['captured_ops']} ops captured")
+            continue
+        captured, ran = info["capture_ops_per_type"] or {}, info["ops_run"]
+        types = sorted(set(captured) | set(ran), key=lambda t: OP_ORDER.index(t) if t in OP_ORDER else 99)
+        parts = [f"{t} {captured.get(t, 0)}/{ran.get(t, 0)}" for t in types]
+        same = all(captured.get(t, 0) == ran.get(t, 0) for t in types)
+        lines.append(f"{s['label']}: captured/replayed " + ", ".join(parts) + (" - all replayed" if same else " - DIFFER"))
+    return lines
+
+
+def latency_rows(run: RunData) -> list[dict]:
+    """Per system and op type over the run phase, from the exactly merged HdrHistograms (ms)."""
+    if run.ops.is_empty():
+        return []
+    rows = []
+    for s in run.systems:
+        ops = run.ops.filter((pl.col("system") == s["label"]) & (pl.col("phase") == PHASE))
+        for (op,), group in ops.group_by(["op"], maintain_order=True):
+            hist = _merge(group["hist"])
+            if hist is None:
+                continue
+            intended = _merge(group["intended_hist"]) if "intended_hist" in group.columns else None
+            rows.append({"setup": s["label"], "role": s["role"], "op": op, "count": int(group["count"].sum()),
+                         "errors": int(group["errors"].sum()), "mean_ms": hist.get_mean_value() / 1000,
+                         "p50_ms": hist.get_value_at_percentile(50) / 1000, "p90_ms": hist.get_value_at_percentile(90) / 1000,
+                         "p99_ms": hist.get_value_at_percentile(99) / 1000, "max_ms": hist.get_max_value() / 1000,
+                         "sched_p99_ms": intended.get_value_at_percentile(99) / 1000 if intended else None})
+    return sorted(rows, key=lambda r: (r["setup"], OP_ORDER.index(r["op"]) if r["op"] in OP_ORDER else 99))
+
+
+def latency_table(run: RunData) -> pl.DataFrame:
+    rows = latency_rows(run)
+    if not rows:
+        return pl.DataFrame()
+    table = pl.DataFrame(rows).drop("role")
+    return table.with_columns(pl.col(c).round(3) for c in ("mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "sched_p99_ms"))
+
+
+def _stat(run: RunData, label: str, op: str, key: str) -> float | None:
+    return next((r[key] for r in latency_rows(run) if r["setup"] == label and r["op"] == op), None)
+
+
+def capped_table(run: RunData) -> pl.DataFrame:
+    """Inserts into the capped log beside ordinary inserts, per system."""
+    rows = []
+    for s in run.systems:
+        plain, capped = (_stat(run, s["label"], op, "mean_ms") for op in ("insert", "insert.capped"))
+        if capped is None:
+            continue
+        rows.append({"setup": s["label"], "role": s["role"], "capped mean (ms)": round(capped, 3),
+                     "capped p99 (ms)": round(_stat(run, s["label"], "insert.capped", "p99_ms"), 3),
+                     "capped max (ms)": round(_stat(run, s["label"], "insert.capped", "max_ms"), 3),
+                     "insert mean (ms)": None if plain is None else round(plain, 3),
+                     "capped / insert": None if not plain else round(capped / plain, 2)})
+    return pl.DataFrame(rows)
+
+
+# -- latency against documents scanned ------------------------------------------------------
+def scans(run: RunData) -> pl.DataFrame:
+    frames = []
+    for s in run.systems:
+        path = run.path / s["label"] / "scans.parquet"
+        if path.is_file():
+            frames.append(pl.read_parquet(path).with_columns(pl.lit(s["label"]).alias("system")))
+    if not frames:
+        return pl.DataFrame()
+    return pl.concat(frames).with_columns((pl.col("latency_us") / 1000).alias("latency_ms"))
+
+
+def fits(points: pl.DataFrame, op: str = "query") -> pl.DataFrame:
+    """Least-squares line of latency (ms) on documents scanned, per system, with R² and the
+    slope's 95% interval (normal approximation; thousands of points per system)."""
+    rows = []
+    if points.is_empty():
+        return pl.DataFrame()
+    for (system,), group in points.filter(pl.col("op") == op).group_by(["system"], maintain_order=True):
+        x, y = group["docs_scanned"].to_numpy().astype(float), group["latency_ms"].to_numpy()
+        if len(x) < 3 or np.ptp(x) == 0:
+            continue
+        slope, intercept = np.polyfit(x, y, 1)
+        residual = y - (slope * x + intercept)
+        ss_tot = float(((y - y.mean()) ** 2).sum())
+        r2 = 1 - float((residual ** 2).sum()) / ss_tot if ss_tot else 0.0
+        se = math.sqrt(float((residual ** 2).sum()) / (len(x) - 2) / float(((x - x.mean()) ** 2).sum()))
+        rows.append({"system": system, "n": len(x), "max docs": int(x.max()),
+                     "ms per 1000 docs": round(slope * 1000, 4), "slope_low": (slope - 1.96 * se) * 1000,
+                     "intercept (ms)": round(intercept, 4), "r2": round(r2, 3)})
+    return pl.DataFrame(rows)
+
+
+def scan_chart(points: pl.DataFrame, fitted: pl.DataFrame, op: str = "query") -> alt.Chart | None:
+    """One scatter per system (a sample of its ops) with its fitted line, side by side."""
+    if points.is_empty() or fitted.is_empty():
+        return None
+    panels = []
+    for f in fitted.iter_rows(named=True):
+        mine = points.filter((pl.col("op") == op) & (pl.col("system") == f["system"]))
+        dots = mine.sample(min(CHART_POINTS, mine.height), seed=0).select("docs_scanned", "latency_ms").to_dicts()
+        line = [{"docs_scanned": x, "latency_ms": f["intercept (ms)"] + f["ms per 1000 docs"] * x / 1000}
+                for x in (0, f["max docs"])]
+        title = f"{f['system']}: {f['ms per 1000 docs']:.2f} ms / 1000 docs, R²={f['r2']:.2f}"
+        scatter = alt.Chart(alt.Data(values=dots)).mark_circle(size=10, opacity=0.35).encode(
+            x=alt.X("docs_scanned:Q", title="documents scanned"), y=alt.Y("latency_ms:Q", title="latency (ms)"))
+        fit = alt.Chart(alt.Data(values=line)).mark_line(color="#c60", strokeWidth=2).encode(
+            x="docs_scanned:Q", y="latency_ms:Q")
+        panels.append(alt.layer(scatter, fit, title=title).properties(width=230, height=200))
+    return alt.concat(*panels, columns=4, title=f"Replayed {op} latency against documents scanned, with a least-squares line")
+
+
+def latency_chart(table: pl.DataFrame) -> alt.Chart | None:
+    if table.is_empty():
+        return None
+    long = table.select("setup", "op", "mean_ms", "p99_ms").unpivot(index=["setup", "op"], variable_name="stat",
+                                                                      value_name="ms")
+    return (alt.Chart(alt.Data(values=long.to_dicts()), title="Mean and P99 latency per op type (ms, log scale)")
+            .mark_bar()
+            .encode(y=alt.Y("op:N", title=None, sort=list(OP_ORDER)), x=alt.X("ms:Q", scale=alt.Scale(type="log"), title="ms"),
+                    color=alt.Color("setup:N"), yOffset="setup:N",
+                    column=alt.Column("stat:N", title=None, sort=["mean_ms", "p99_ms"]))
+            .resolve_scale(x="independent")
+            .properties(width=300, height=alt.Step(8)))
+
+
+# -- claims ---------------------------------------------------------------------------------
+def _pick(run: RunData, role: str) -> dict | None:
+    """The first complete system of a role, a replaying one before the recorder (the post's
+    systems all replayed the same capture)."""
+    done = [s for s in run.systems if s["role"] == role and s.get("status") == "complete"]
+    done.sort(key=lambda s: role_of(run, s["label"]) != "replayer")
+    return done[0] if done else None
+
+
+def _row(claim: dict, value: float | None, verdict: str, detail: str, reason: str = "") -> dict:
+    return {"id": claim["id"], "claim": claim["claim"], "metric": claim["metric"],
+            "published_ratio": float(claim["reference_ratio"]) if claim["reference_ratio"] else None,
+            "measured_ratio": value, "expect": claim["expect"], "verdict": verdict, "from": detail, "reason": reason}
+
+
+def _evaluate(run: RunData, claim: dict, points: pl.DataFrame) -> dict:
+    a = _pick(run, claim["numerator_role"])
+    b = _pick(run, claim["denominator_role"]) if claim["denominator_role"] else None
+    if a is None or (claim["denominator_role"] and b is None):
+        return _row(claim, None, NOT_EVALUATED, "", f"needs complete systems of roles {claim['numerator_role']}"
+                    + (f" and {claim['denominator_role']}" if claim["denominator_role"] else ""))
+    stat = lambda s, op, key: _stat(run, s["label"], op, key)
+    if claim["id"] == "fb.writes_fast":
+        maxima = {op: stat(a, op, "max_ms") for op in WRITES if stat(a, op, "max_ms") is not None}
+        if not maxima:
+            return _row(claim, None, NOT_EVALUATED, "", "no write was replayed")
+        worst = max(maxima, key=maxima.get)
+        return _row(claim, maxima[worst], HOLDS if maxima[worst] < float(claim["reference_ratio"]) else FAILS,
+                    f"{a['label']}: slowest write {worst} {maxima[worst]:.2f} ms (ms, not a ratio)")
+    if claim["id"] == "fb.query_avg":
+        means = [stat(s, "query", "mean_ms") for s in (a, b)]
+        p99s = [stat(s, "query", "p99_ms") for s in (a, b)]
+        if None in means + p99s or not means[1] or not p99s[1]:
+            return _row(claim, None, NOT_EVALUATED, "", "queries were not replayed on both systems")
+        mean_r, p99_r = means[0] / means[1], p99s[0] / p99s[1]
+        return _row(claim, mean_r, HOLDS if mean_r > 1 and p99_r < 1 else FAILS,
+                    f"mean {a['label']}={means[0]:.3f} / {b['label']}={means[1]:.3f} ms; "
+                    f"P99 ratio {p99_r:.2f} ({p99s[0]:.3f} / {p99s[1]:.3f} ms)")
+    if claim["id"] == "fb.capped":
+        means = [stat(s, "insert.capped", "mean_ms") for s in (a, b)]
+        if None in means or not means[1]:
+            return _row(claim, None, NOT_EVALUATED, "", "capped inserts were not replayed on both systems")
+        ratio = means[0] / means[1]
+        return _row(claim, ratio, HOLDS if ratio > 1 else FAILS,
+                    f"capped insert mean {a['label']}={means[0]:.3f} / {b['label']}={means[1]:.3f} ms")
+    if claim["id"] == "fb.scan_linear":
+        fitted = fits(points.filter(pl.col("system") == a["label"])) if not points.is_empty() else pl.DataFrame()
+        if fitted.is_empty():
+            return _row(claim, None, NOT_EVALUATED, "", "no query scanned more than one distinct number of documents")
+        f = fitted.row(0, named=True)
+        holds = f["slope_low"] > 0 and f["r2"] >= MIN_R2
+        return _row(claim, f["ms per 1000 docs"], HOLDS if holds else FAILS,
+                    f"{a['label']}: {f['ms per 1000 docs']:.3f} ms per 1000 docs (95% low {f['slope_low']:.3f}), "
+                    f"R²={f['r2']:.2f} over {f['n']} queries; holds when the slope is above 0 and R² ≥ {MIN_R2}")
+    return _row(claim, None, NOT_EVALUATED, "", f"metric {claim['metric']!r} has no resolver")
+
+
+def claims_table(run: RunData) -> pl.DataFrame:
+    points = scans(run)
+    rows = [_evaluate(run, c, points) for c in load_claims(run.manifest["experiment"]).iter_rows(named=True)]
+    return pl.DataFrame(rows, schema={"id": pl.Utf8, "claim": pl.Utf8, "metric": pl.Utf8, "published_ratio": pl.Float64,
+                                      "measured_ratio": pl.Float64, "expect": pl.Utf8, "verdict": pl.Utf8,
+                                      "from": pl.Utf8, "reason": pl.Utf8})
+
+
+# -- findings -------------------------------------------------------------------------------
+def findings(run: RunData, claims: pl.DataFrame) -> str:
+    lines = []
+    rows = latency_rows(run)
+    recorder = next((s["label"] for s in run.systems if role_of(run, s["label"]) == "recorder"), None)
+    replayers = [s for s in run.systems if role_of(run, s["label"]) == "replayer" and s.get("status") == "complete"]
+    if recorder:
+        info = summary(run, recorder)
+        lines.append(f"**Capture.** {recorder} ran the bundled application mix live and captured "
+                     f"{info['captured_ops']:,} operations; {len(replayers)} system(s) replayed them in "
+                     f"`{run.manifest['params']['workload']['style']}` style.")
+    for s in replayers:
+        info = summary(run, s["label"])
+        lag, skipped = info.get("lag_ms"), sum(n for r in info["skipped"].values() for n in r.values())
+        if lag:
+            lines.append(f"{s['label']} started half its ops within {lag['p50']:.2f} ms of their recorded times and "
+                         f"99% within {lag['p99']:.1f} ms (worst {lag['max']:.0f} ms)"
+                         + (f"; {skipped} ops could not be replayed on it." if skipped else "."))
+    # Per op type: which system was fastest on average and at P99 (over the replaying systems).
+    by_op: dict[str, list[dict]] = {}
+    for r in rows:
+        if any(r["setup"] == s["label"] for s in replayers):
+            by_op.setdefault(r["op"], []).append(r)
+    if by_op and len(replayers) > 1:
+        parts = []
+        for op in sorted(by_op, key=lambda o: OP_ORDER.index(o) if o in OP_ORDER else 99):
+            best_mean = min(by_op[op], key=lambda r: r["mean_ms"])
+            best_p99 = min(by_op[op], key=lambda r: r["p99_ms"])
+            parts.append(f"{op}: {best_mean['setup']} ({best_mean['mean_ms']:.3f} ms mean), "
+                         f"{best_p99['setup']} ({best_p99['p99_ms']:.3f} ms P99)")
+        lines.append("**Fastest per op type among the replays** (mean, P99): " + "; ".join(parts) + ".")
+    lsm, mmap = _pick(run, "lsm"), _pick(run, "mmap")
+    if lsm and mmap:
+        ops = [op for op in OP_ORDER if _stat(run, lsm["label"], op, "mean_ms") and _stat(run, mmap["label"], op, "mean_ms")]
+        faster_mean = [op for op in ops if _stat(run, lsm["label"], op, "mean_ms") < _stat(run, mmap["label"], op, "mean_ms")]
+        faster_p99 = [op for op in ops if _stat(run, lsm["label"], op, "p99_ms") <= _stat(run, mmap["label"], op, "p99_ms")]
+        lines.append(f"**{lsm['label']} (lsm) against {mmap['label']} (mmap).** On average {lsm['label']} was faster for "
+                     f"{', '.join(faster_mean) or 'no op type'} and slower for "
+                     f"{', '.join(o for o in ops if o not in faster_mean) or 'no op type'}; at P99 it was as fast or faster "
+                     f"for {', '.join(faster_p99) or 'no op type'}. (The post: faster on average for every type but "
+                     "queries, on par or better at P99 for every type but counts.)")
+    writes = {s["label"]: max((_stat(run, s["label"], op, "max_ms") or 0) for op in WRITES) for s in replayers}
+    if writes:
+        under = [k for k, v in writes.items() if v < 10]
+        lines.append("**Writes.** Slowest replayed write per system: " + ", ".join(f"{k} {v:.1f} ms" for k, v in writes.items())
+                     + f"; all writes under 10 ms on {', '.join(under) or 'none'}.")
+    fitted = fits(scans(run))
+    if not fitted.is_empty():
+        lines.append("**Latency against documents scanned** (queries): " + "; ".join(
+            f"{f['system']} {f['ms per 1000 docs']:.3f} ms per 1000 documents, R²={f['r2']:.2f}"
+            for f in fitted.iter_rows(named=True)) + ".")
+    capped = capped_table(run)
+    if not capped.is_empty():
+        lines.append("**Capped collection.** Mean insert into the capped log against an ordinary insert: " + ", ".join(
+            f"{r['setup']} {r['capped mean (ms)']:.3f} vs {r['insert mean (ms)']:.3f} ms"
+            for r in capped.iter_rows(named=True) if r["insert mean (ms)"] is not None) + ".")
+    counts = {HOLDS: 0, FAILS: 0, NOT_EVALUATED: 0}
+    for verdict in claims["verdict"]:
+        counts[verdict] += 1
+    lines.append(f"**Claims.** {counts[HOLDS]} hold, {counts[FAILS]} do not hold, {counts[NOT_EVALUATED]} not evaluated.")
+    for row in claims.iter_rows(named=True):
+        if row["verdict"] == NOT_EVALUATED:
+            lines.append(f"- *{row['claim']}*: not evaluated ({row['reason']}).")
+        else:
+            lines.append(f"- *{row['claim']}*: {row['from']}: **{row['verdict']}**.")
+    if caveat(run):
+        lines.append(caveat(run))
+    return "\n\n".join(lines)
