@@ -20,7 +20,7 @@ def insert_rate_chart(series: pl.DataFrame, interval_s: float) -> alt.FacetChart
                         scale=alt.Scale(domain=[False, True], range=["#4c78a8", "#d62728"])),
         tooltip=["system:N", "interval:Q", alt.Tooltip("insert_rate:Q", format=",.0f"),
                  alt.Tooltip("write_mb_s:Q", format=",.1f", title="MB/s written")])
-    half = base.mark_rule(strokeDash=[4, 3], color="#888").encode(y="mean(half_mean):Q")
+    half = alt.Chart().mark_rule(strokeDash=[4, 3], color="#888").encode(y="mean(half_mean):Q")
     data = alt.Data(values=series.select("system", "interval", "minutes", "insert_rate", "dip", "half_mean",
                                          "write_mb_s").to_dicts())
     return (alt.layer(line, marks, half, data=data)
