@@ -210,11 +210,15 @@ def replication_note(run: RunData) -> str:
     if stale:
         parts = []
         for label, e in stale.items():
-            detail = {k: v for k, v in e.items() if k not in ("event", "t")}
+            members = "; ".join(" ".join(str(m[k]) for k in ("member", "state", "message") if m.get(k))
+                                for m in e.get("members") or [])
+            lags = ", ".join(f"{k} {v:,.0f} s" for k, v in (e.get("max_lag_s") or {}).items())
             inserted = next((f["documents"] for f in [insert_figures(run, label)] if f), None)
             parts.append(f"**{label}**: a secondary fell too far behind its primary's oplog to catch up"
                          + (f" after {inserted:,} documents" if inserted is not None else "")
-                         + f"; the run stopped there, as the params ask ({', '.join(f'{k}: {v}' for k, v in detail.items())}).")
+                         + "; the run stopped there, as the params ask (`on_stale_secondary: stop`)."
+                         + (f" Member: {members}." if members else "")
+                         + (f" Largest lag seen per secondary: {lags}." if lags else ""))
         return "**Replication: stale secondary.** " + " ".join(parts)
     if target != "mongod":
         return ("**Replication: did not run.** The post ran every experiment on the PRIMARY of a 3-member replica "
