@@ -71,6 +71,7 @@ class Deployment:
         self._stderr: list = []
         self.stopped = False
         self.events: list[dict] = []   # what start/stop did, for the system's results folder
+        self.record_path: Path | None = None   # rewritten after start and after stop
 
     # -- start ---------------------------------------------------------------------------------
     def _spawn(self, p: ProcessPlan) -> None:
@@ -198,6 +199,8 @@ class Deployment:
             for handle in self._stderr:
                 handle.close()
             self.stopped = True
+            if self.record_path is not None:
+                self.write_record(self.record_path)
 
     def leftovers(self) -> list[int]:
         return [proc.pid for proc in self.procs.values() if proc.poll() is None]

@@ -174,10 +174,11 @@ def start_mongod(system: dict, sys_dir: Path, data_dir: Path, preexec) -> Server
     log_dir.mkdir(parents=True, exist_ok=True)
     plan = plan_deployment(system["label"], spec, info, settings, data_dir, log_dir, mongos=launch["mongos"])
     deployment = Deployment(plan, preexec)
+    deployment.record_path = sys_dir / "mongod.json"
     try:
         deployment.start()
     finally:
-        deployment.write_record(sys_dir / "mongod.json")
+        deployment.write_record(deployment.record_path)
     return ServerHandle(plan.uri, launch["client"]["python"], "enginebench", deployment, spec)
 
 

@@ -26,10 +26,9 @@ TRANSACTION_ENGINES = ("wiredTiger", "inMemory")
 
 class MongoStore(Store):
     def __init__(self, uri: str, database: str = "enginebench", *, client=None):
-        # directConnection=None keeps pymongo 3's discovery (a lone seed without replicaSet is
-        # talked to directly); pymongo 3 before 3.11 does not know the option at all.
-        options = {"directConnection": None} if PYMONGO_MAJOR >= 4 else {}
-        self.client = client or pymongo.MongoClient(uri, **options)
+        # No directConnection: pymongo 4 refuses None for it, and both generations' defaults
+        # discover what a seed is (standalone, replica set member, mongos) from its handshake.
+        self.client = client or pymongo.MongoClient(uri)
         self.db = self.client[database]
         self.database = database
         self._indexes: dict[tuple[str, str], IndexSpec] = {}
