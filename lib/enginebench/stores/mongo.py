@@ -20,7 +20,6 @@ import pymongo
 from pymongo import ReturnDocument
 from pymongo.errors import DuplicateKeyError, OperationFailure, PyMongoError
 
-PYMONGO_MAJOR = pymongo.version_tuple[0]
 TRANSACTION_ENGINES = ("wiredTiger", "inMemory")
 
 
