@@ -42,12 +42,24 @@ class _Session:
     def __init__(self, conn):
         self.session = conn.open_session()
         self.cursors: dict[str, object] = {}
+        self.scan_cursors: dict[str, list] = {}
 
     def cursor(self, uri: str):
         cur = self.cursors.get(uri)
         if cur is None:
             cur = self.cursors[uri] = self.session.open_cursor(uri)
         return cur
+
+    # Scan cursors are pooled, not opened per scan: the Python binding keeps ~160 bytes for
+    # every cursor it ever opened, so a query loop opening one per scan grew the runner by
+    # hundreds of MB over an iibench load (and got it OOM-killed under a memory limit).
+    def take_scan_cursor(self, uri: str):
+        free = self.scan_cursors.get(uri)
+        return free.pop() if free else self.session.open_cursor(uri)
+
+    def give_back(self, uri: str, cur) -> None:
+        cur.reset()
+        self.scan_cursors.setdefault(uri, []).append(cur)
 
 
 def _translated(exc: Exception) -> Exception:
@@ -100,7 +112,7 @@ class WTTxn(KVTxn):
 
     def _scan(self, table, low, high, reverse):
         # A dedicated cursor, so a scan can run while the cached cursor does point operations.
-        cur = self.s.session.open_cursor(table)
+        cur = self.s.take_scan_cursor(table)
         try:
             if not reverse:
                 if low:  # WiredTiger does not allow an empty key
@@ -136,7 +148,7 @@ class WTTxn(KVTxn):
                     if cur.prev() != 0:
                         return
         finally:
-            cur.close()
+            self.s.give_back(table, cur)
 
 
 class WiredTigerKV(KVEngine):
