@@ -8,6 +8,7 @@ EXP ?=
 SCALE ?= default
 TARGET ?= auto
 RUN ?=
+REPEAT ?= 1
 
 # An active conda environment made from environment.yml is used as it is; otherwise .venv.
 ifdef CONDA_PREFIX
@@ -23,7 +24,7 @@ DEBIAN_PACKAGES := libsnappy-dev libzstd-dev chromium
 .PHONY: setup setup-legacy experiment test reports compare bench clean notebooks help
 
 help:
-	@echo "make experiment EXP=<name> [SCALE=smoke|default|paper] [TARGET=auto|embedded|mongod]"
+	@echo "make experiment EXP=<name> [SCALE=smoke|default|paper] [TARGET=auto|embedded|mongod|uri] [REPEAT=n]"
 	@echo "make test | reports | compare A=<run> B=<run> | bench | clean | setup"
 	@echo "experiments: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')"
 
@@ -39,7 +40,7 @@ setup-legacy: $(STAMP)
 
 experiment: $(STAMP)
 	@if [ -z "$(EXP)" ]; then echo "make experiment: EXP= is required; one of: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')" >&2; exit 2; fi
-	$(PY) -m enginebench experiment "$(EXP)" --scale "$(SCALE)" --target "$(TARGET)" $(if $(RUN),--run-dir "$(RUN)")
+	$(PY) -m enginebench experiment "$(EXP)" --scale "$(SCALE)" --target "$(TARGET)" --repeat "$(REPEAT)" $(if $(RUN),--run-dir "$(RUN)")
 
 test: $(STAMP)
 	$(PY) -m pytest -q lib/tests

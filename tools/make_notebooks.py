@@ -30,7 +30,7 @@ from IPython.display import HTML, Image, Markdown, display
 
 import enginebench
 from enginebench.params import load_params
-from enginebench.report import charts, html, resources, {modules}
+from enginebench.report import charts, html, repeats, resources, {modules}
 from enginebench.report.prose import caveat
 from enginebench.report.rundata import load_run, phase_summary
 
@@ -42,7 +42,13 @@ run = load_run(run_path)"""),
     ]
 
 
-FOOT = [("code", """display(HTML(html.provenance(run)))""")]
+FOOT = [
+    ("md", "## Repeats"),
+    ("code", """display(Markdown(repeats.section(run)))
+if len(repeats.group_runs(run)) > 1:
+    display(HTML(html.table(repeats.spread_table(repeats.group_runs(run)), "Headline numbers over the repeated runs")))"""),
+    ("code", """display(HTML(html.provenance(run)))"""),
+]
 
 
 LINKBENCH = [
@@ -123,7 +129,7 @@ chart = charts.latency_bars(latency, "p50 and p99 per operation (ms, symlog scal
 if chart is not None:
     display(Image(charts.to_png(chart)))"""),
     ("md", "## Claims\n\nEach claim of the post for this experiment, its published ratio, our measured ratio and the verdict."),
-    ("code", """claims = lb.claims_table(run)
+    ("code", """claims = repeats.claims(run, lb.claims_table)  # combined over REPEAT=n runs
 display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measured_ratio", "expect", "verdict", "from", "reason"),
                         "Claims", classes={"holds": "eb-holds", "does not hold": "eb-fails", "not evaluated": "eb-na"})))"""),
     ("md", "## Findings"),
@@ -178,7 +184,7 @@ for column, title, axis in (("insert_rate", "Insert rate per interval", "documen
     ("code", """display(HTML(html.table(ib.latency_table(run), "Response time per operation (ms)")))
 display(HTML(html.table(ib.load_metrics(run), "Per document inserted")))"""),
     ("md", "## Claims"),
-    ("code", """claims = ib.claims_table(run)
+    ("code", """claims = repeats.claims(run, ib.claims_table)  # combined over REPEAT=n runs
 display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measured_ratio", "expect", "verdict", "from", "reason"),
                         "Claims", classes={"holds": "eb-holds", "does not hold": "eb-fails", "not evaluated": "eb-na"})))"""),
     ("md", "## Findings"),
@@ -212,7 +218,7 @@ if chart is not None:
 if chart is not None:
     display(Image(charts.to_png(chart)))"""),
     ("md", "## Claims"),
-    ("code", """claims = sb.claims_table(run)
+    ("code", """claims = repeats.claims(run, sb.claims_table)  # combined over REPEAT=n runs
 display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measured_ratio", "expect", "verdict", "from", "reason"),
                         "Claims", classes={"holds": "eb-holds", "does not hold": "eb-fails", "not evaluated": "eb-na"})))
 lines = [f"- *{r['claim']}*: **{r['verdict']}**" + (f" (measured {r['measured_ratio']:.2f}x, published {r['published_ratio']}x)"
@@ -302,7 +308,7 @@ engine is a fractal tree, so on the embedded target those claims are *not evalua
 table repeats them with the stand-in role the params name (`workload.stand_in`), clearly labelled:
 it is a comparison to read, not a verdict. tk.insert20m.stale is evaluated from the run's
 stale-secondary findings, which only a replica set can produce."""),
-    ("code", """claims = tk.claims_table(run)
+    ("code", """claims = repeats.claims(run, tk.claims_table)  # combined over REPEAT=n runs
 stand_ins = tk.claims_table(run, tk.stand_in_roles(run)) if tk.stand_in_roles(run) else pl.DataFrame()
 verdicts = {"holds": "eb-holds", "does not hold": "eb-fails", "not evaluated": "eb-na"}
 display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measured_ratio", "expect", "verdict", "from", "reason"),
@@ -318,7 +324,71 @@ for row in claims.iter_rows(named=True):
     *FOOT,
 ]
 
-NOTEBOOKS = {"linkbench": LINKBENCH, "iibench": IIBENCH, "sysbench": SYSBENCH, "tokumx": TOKUMX}
+FLASHBACK = [
+    ("md", """# Flashback: a recorded workload replayed against other engines
+
+Re-runs *MongoDB + RocksDB: Writing so Fast it Makes Your Head Spin* (Parse, 2015): capture a
+workload, replay it against several systems at its original pace (`-style=real`), and compare
+latency per operation type (average and P99), latency against documents scanned, and inserts into
+a capped collection. Parse replayed production traffic; here the first system runs the bundled
+application mix live and captures it, and the other systems replay that capture (or every system
+replays `workload.capture_file`). Every number below comes from the run this notebook started (or
+was pointed at)."""),
+    *head("flashback_replay", "the flashback experiment", "flashback as fb"),
+    ("md", """## What ran
+
+`flashback` says which system recorded and which replayed; `lag p99` is how late the replay
+started its ops against the recorded schedule (99th percentile)."""),
+    ("code", """display(HTML(html.table(fb.systems_table(run), "Systems")))"""),
+    ("check", """# NBVAL_CHECK_OUTPUT
+# The dataset each system loaded, against what the capture's header requires.
+for s in run.systems:
+    verified = s.get("load_verified") or {}
+    found, expected = verified.get("found", {}), verified.get("expected", {})
+    print(s["label"], ", ".join(f"{k} {found.get(k)}/{expected.get(k)}" for k in expected),
+          "ok" if verified.get("ok") else "MISMATCH")"""),
+    ("check", """# NBVAL_CHECK_OUTPUT
+# Ops per type in the capture against ops replayed, per system (the stream is deterministic).
+print("\\n".join(fb.check_lines(run)))"""),
+    ("md", """## Latency per operation type
+
+Per system and op type over the replay (the recorder: over its live run), from HdrHistograms
+merged exactly across workers, in milliseconds. `insert.capped` is an insert into the capped
+activity log. `sched_p99_ms` is the P99 from each op's scheduled start, so it includes the time an
+op waited behind earlier ones; the other columns are service time, as the post's MongoDB logs
+reported."""),
+    ("code", """latency = fb.latency_table(run)
+display(HTML(html.table(latency, "Latency per op type (ms)")))
+chart = fb.latency_chart(latency)
+if chart is not None:
+    display(Image(charts.to_png(chart)))"""),
+    ("check", """# NBVAL_CHECK_OUTPUT
+print(latency.schema)"""),
+    ("md", """## Latency against documents scanned
+
+Each replayed query as a point (a sample of at most 2,500 per system is drawn; the line is fitted
+to all of them by least squares). The post: on RocksDB query latency grows linearly with the
+documents scanned, while MMAPv1 2.6 clustered at 0-10 ms whatever the count."""),
+    ("code", """points = fb.scans(run)
+fitted = fb.fits(points)
+if not fitted.is_empty():
+    display(HTML(html.table(fitted.drop("slope_low"), "Least-squares line per system (queries)")))
+chart = fb.scan_chart(points, fitted)
+if chart is not None:
+    display(Image(charts.to_png(chart)))"""),
+    ("md", "## Capped collection\n\nInserts into the capped log (every one deletes the oldest events past the cap) beside ordinary inserts."),
+    ("code", """display(HTML(html.table(fb.capped_table(run), "Capped-collection inserts (ms)")))"""),
+    ("md", "## Claims\n\nThe post's findings (claims.csv, fb.*), evaluated on this run. `measured` is a ratio, except where `from` says it is in ms."),
+    ("code", """claims = repeats.claims(run, fb.claims_table)  # combined over REPEAT=n runs
+display(HTML(html.table(claims.select("id", "claim", "measured_ratio", "expect", "verdict", "from", "reason"),
+                        "Claims", classes={"holds": "eb-holds", "does not hold": "eb-fails", "not evaluated": "eb-na"})))"""),
+    ("md", "## Findings"),
+    ("code", """display(Markdown(fb.findings(run, claims)))"""),
+    *FOOT,
+]
+
+NOTEBOOKS = {"linkbench": LINKBENCH, "iibench": IIBENCH, "sysbench": SYSBENCH, "tokumx": TOKUMX,
+             "flashback": FLASHBACK}
 
 
 def build(cells) -> nbformat.NotebookNode:

@@ -23,6 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--scale", default="default", choices=SCALES)
     e.add_argument("--target", default="auto")
     e.add_argument("--run-dir", default="", help="report this results folder instead of running")
+    e.add_argument("--repeat", type=int, default=1, help="run n times; the report shows the spread")
     sub.add_parser("experiments", help="list the experiments")
     sub.add_parser("reports", help="write reports/index.html over all runs")
     c = sub.add_parser("compare", help="compare two runs: differences and headline ratios")
@@ -41,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
             load_params(args.exp, args.scale)  # fail fast, before anything starts
             from .driver import RunAborted
             try:
-                report = run_experiment(args.exp, args.scale, args.target, args.run_dir)
+                report = run_experiment(args.exp, args.scale, args.target, args.run_dir, args.repeat)
             except RunAborted as exc:
                 print(f"enginebench: aborted: {exc}", file=sys.stderr)
                 return 130

@@ -265,8 +265,9 @@ def _show(progress: Progress, event: dict, expected: dict, phases: dict) -> None
         progress.advance(0, f"{kind}: {summary}")
 
 
-def run(exp: str, scale: str = "default", target: str = "auto") -> Path:
-    """Run an experiment; returns its results folder (status in its manifest.json)."""
+def run(exp: str, scale: str = "default", target: str = "auto", repeat: dict | None = None) -> Path:
+    """Run an experiment; returns its results folder (status in its manifest.json). `repeat`
+    ({group, index, of}) marks the run as one of a REPEAT=n group (report/repeats.py)."""
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; allowed: {', '.join(TARGETS)}")
     params = load_params(exp, scale)
@@ -283,6 +284,9 @@ def run(exp: str, scale: str = "default", target: str = "auto") -> Path:
     system_plans = {s["label"]: plan_resources(params, s) for s in params["systems"]}
     banner = list(dict.fromkeys(plan.banner() + [line for p in system_plans.values() for line in p.banner()]))
     folder = RunFolder.create(params, resolved, resolved["banner"] + banner, plan.describe(), RUNNER_ENV)
+    if repeat:
+        folder.manifest["repeat"] = repeat
+        folder.write_manifest()
     stop_flag = threading.Event()
     previous = None
     if threading.current_thread() is threading.main_thread():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 from pathlib import Path
 from typing import NamedTuple
 
@@ -55,9 +56,29 @@ class Report(NamedTuple):
     run_dir: Path   # the results folder it was made from
 
 
-def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_dir: str = "") -> Report:
+def run_repeated(exp: str, scale: str, target: str, times: int) -> Path:
+    """REPEAT=n: n runs, each its own results folder, sharing a group id; returns the last.
+    An interrupt stops the series (RunAborted propagates); a failed run does not, and the
+    report's spread leaves it out."""
+    from datetime import datetime, timezone
+    from .driver import run
+    group = f"{exp}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S')}-x{times}"
+    last = None
+    for index in range(1, times + 1):
+        print(f"enginebench: {exp} run {index} of {times} (group {group})", file=sys.stderr, flush=True)
+        last = run(exp, scale, target, repeat={"group": group, "index": index, "of": times})
+    return last
+
+
+def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_dir: str = "",
+                   repeat: int = 1) -> Report:
     """Run the experiment in this process (so Ctrl-C and SIGTERM reach the driver, which stops the
-    runner cleanly and marks the run aborted), then render its notebook against the results."""
+    runner cleanly and marks the run aborted), then render its notebook against the results.
+    With repeat > 1 it runs n times and the report is made from the last run and its group."""
+    if repeat < 1:
+        raise ValueError(f"REPEAT={repeat}: must be a whole number, 1 or more")
+    if repeat > 1 and run_dir:
+        raise ValueError("REPEAT and RUN cannot be combined: RUN re-renders one existing run")
     import papermill
     params = load_params(exp, scale)
     notebook = notebook_path(params["notebook"])
@@ -70,6 +91,8 @@ def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_d
         if not (resolved / "manifest.json").is_file():
             raise ValueError(f"RUN={run_dir}: not a results folder (no manifest.json in {resolved})")
         run_dir = str(resolved)
+    elif repeat > 1:
+        run_dir = str(run_repeated(exp, scale, target, repeat))
     else:
         from .driver import run
         run_dir = str(run(exp, scale, target))

@@ -15,6 +15,8 @@ import polars as pl
 from ..paths import reference_dir
 
 HOLDS, FAILS, NOT_EVALUATED = "holds", "does not hold", "not evaluated"
+# Over repeated runs (report/repeats.py): some runs hold and some do not.
+INCONCLUSIVE = "inconclusive"
 
 
 def load_claims(experiment: str) -> pl.DataFrame:
@@ -78,7 +80,7 @@ def magnitude_note(published: float | None, measured: float | None) -> str:
 
 
 def verdict_counts(table: pl.DataFrame) -> dict[str, int]:
-    counts = {HOLDS: 0, FAILS: 0, NOT_EVALUATED: 0}
+    counts = {HOLDS: 0, FAILS: 0, NOT_EVALUATED: 0, INCONCLUSIVE: 0}
     for verdict in table["verdict"]:
         counts[verdict] += 1
     return counts

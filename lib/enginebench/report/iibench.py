@@ -180,7 +180,8 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
             lines.append(f"- *{row['claim']}*: not evaluated ({row['reason']}).")
         else:
             note = magnitude_note(row["published_ratio"], row["measured_ratio"]) if row["verdict"] == "holds" else ""
-            lines.append(f"- *{row['claim']}*: published {row['published_ratio']:.2f}x, measured "
+            published = f"{row['published_ratio']:.2f}x" if row["published_ratio"] is not None else "no ratio"
+            lines.append(f"- *{row['claim']}*: published {published}, measured "
                          f"{row['measured_ratio']:.2f}x ({row['from']}): **{row['verdict']}**{note}.")
     if caveat(run):
         lines.append(caveat(run))

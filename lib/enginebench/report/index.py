@@ -7,8 +7,9 @@ import os
 from pathlib import Path
 
 from ..paths import reports_dir, results_dir
-from .claims import FAILS, HOLDS, NOT_EVALUATED, verdict_counts
+from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, verdict_counts
 from .html import STYLE
+from . import repeats
 from .rundata import load_run
 
 CLAIM_TABLES = {"linkbench": "enginebench.report.linkbench:claims_table",
@@ -22,8 +23,8 @@ def claims_for(run) -> dict | None:
     if target is None:
         return None
     module, name = target.split(":")
-    table = getattr(__import__(module, fromlist=[name]), name)(run)
-    return verdict_counts(table)
+    claims_table = getattr(__import__(module, fromlist=[name]), name)
+    return verdict_counts(repeats.claims(run, claims_table))
 
 
 def runs_by_experiment(base: Path) -> dict[str, list[Path]]:
@@ -62,7 +63,8 @@ def write_index(out: Path | None = None) -> Path:
                                  r.name, out_dir) for r in runs[1:]) or "none"
         verdicts = ("not evaluated" if counts is None else
                     f"<span class='eb-holds'>{counts[HOLDS]} hold</span>, <span class='eb-fails'>{counts[FAILS]} do not hold</span>, "
-                    f"<span class='eb-na'>{counts[NOT_EVALUATED]} not evaluated</span>")
+                    f"<span class='eb-na'>{counts[NOT_EVALUATED]} not evaluated</span>"
+                    + (f", {counts[INCONCLUSIVE]} inconclusive" if counts[INCONCLUSIVE] else ""))
         rows.append(f"<tr><td class='text'><b>{html.escape(exp)}</b></td>"
                     f"<td class='text'>{html.escape(latest.name)}</td>"
                     f"<td class='text'>{html.escape(str(manifest.get('started_at', ''))[:19])}</td>"

@@ -5,7 +5,7 @@ import statistics
 
 import polars as pl
 
-from .claims import FAILS, HOLDS, NOT_EVALUATED, magnitude_note, verdict_counts
+from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, magnitude_note, verdict_counts
 from .rundata import RunData, phase_summary
 
 
@@ -107,8 +107,10 @@ def linkbench_findings(run: RunData, claims: pl.DataFrame) -> str:
     rate = run.manifest["params"]["phases"].get("request_rate")
     if rate and measured:
         lines.append(open_loop_finding(run, measured, rate))
-    counts = verdict_counts(claims) if not claims.is_empty() else {HOLDS: 0, FAILS: 0, NOT_EVALUATED: 0}
-    lines.append(f"**Claims.** {counts[HOLDS]} hold, {counts[FAILS]} do not hold, {counts[NOT_EVALUATED]} not evaluated.")
+    counts = verdict_counts(claims)
+    inconclusive = f", {counts[INCONCLUSIVE]} inconclusive over the repeated runs" if counts[INCONCLUSIVE] else ""
+    lines.append(f"**Claims.** {counts[HOLDS]} hold, {counts[FAILS]} do not hold, "
+                 f"{counts[NOT_EVALUATED]} not evaluated{inconclusive}.")
     for row in claims.iter_rows(named=True):
         if row["verdict"] == NOT_EVALUATED:
             lines.append(f"- *{row['claim']}*: not evaluated ({row['reason']}).")

@@ -1,0 +1,120 @@
+"""Repeated runs (`REPEAT=n`): the spread of every headline number, and claim verdicts that say
+when the runs disagree.
+
+The n runs of one `make experiment ... REPEAT=n` share a group id in their manifests
+(`repeat: {group, index, of}`); each stays its own, never-overwritten results folder. A report
+made from any of them finds the others by that id.
+"""
+from __future__ import annotations
+
+import json
+import math
+
+import polars as pl
+
+from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED
+from .compare import HEADLINES
+from .rundata import RunData, load_run, phase_summary
+
+
+def group_runs(run: RunData) -> list[RunData]:
+    """The runs of run's repeat group that completed, oldest first ([run] when it is alone)."""
+    group = (run.manifest.get("repeat") or {}).get("group")
+    if not group:
+        return [run]
+    members = []
+    for manifest_path in sorted(run.path.parent.glob("*/manifest.json")):
+        manifest = json.loads(manifest_path.read_text())
+        if (manifest.get("repeat") or {}).get("group") == group and manifest.get("status") == "complete":
+            members.append(run if manifest_path.parent == run.path else load_run(manifest_path.parent))
+    return members or [run]
+
+
+def _spread(values: list[float]) -> dict:
+    n = len(values)
+    mean = sum(values) / n
+    sd = math.sqrt(sum((v - mean) ** 2 for v in values) / (n - 1)) if n > 1 else 0.0
+    return {"n": n, "mean": mean, "min": min(values), "max": max(values),
+            "cv_pct": (100 * sd / abs(mean)) if mean else None}
+
+
+def spread_table(runs: list[RunData]) -> pl.DataFrame:
+    """Mean, min, max and coefficient of variation (sample sd / mean) of every headline number,
+    per system and phase, over the runs."""
+    rows = []
+    labels = [s["label"] for s in runs[0].systems]
+    for label in labels:
+        for phase in ("load", "run"):
+            summaries = [phase_summary(r.intervals, label, phase) for r in runs]
+            summaries = [s for s in summaries if s]
+            if not summaries:
+                continue
+            for key, name in HEADLINES:
+                values = [s[key] for s in summaries if s.get(key) is not None]
+                if values:
+                    rows.append({"system": label, "phase": phase, "metric": name, **_spread(values)})
+    return pl.DataFrame(rows, schema={"system": pl.Utf8, "phase": pl.Utf8, "metric": pl.Utf8, "n": pl.Int64,
+                                      "mean": pl.Float64, "min": pl.Float64, "max": pl.Float64,
+                                      "cv_pct": pl.Float64})
+
+
+def combine_claims(tables: list[pl.DataFrame]) -> pl.DataFrame:
+    """One verdict per claim over the runs' tables: the shared verdict when every run agrees,
+    `inconclusive` when some hold and some do not (the spread straddles the expectation).
+    The measured ratio is the mean over the runs that measured it; `from` gives its range."""
+    if len(tables) == 1:
+        return tables[0]
+    rows = []
+    for first in tables[0].iter_rows(named=True):
+        per_run = [t.filter(pl.col("id") == first["id"]).row(0, named=True) for t in tables]
+        verdicts = [r["verdict"] for r in per_run]
+        ratios = [r["measured_ratio"] for r in per_run if r["measured_ratio"] is not None
+                  and math.isfinite(r["measured_ratio"])]
+        row = dict(first)
+        n = len(tables)
+        if ratios:
+            s = _spread(ratios)
+            row["measured_ratio"] = s["mean"]
+            cv = f", CV {s['cv_pct']:.0f}%" if s["cv_pct"] is not None else ""
+            spread = f"over {n} runs: ratio {s['min']:.2f} to {s['max']:.2f}{cv}"
+        else:
+            spread = f"over {n} runs"
+        evaluated = [v for v in verdicts if v != NOT_EVALUATED]
+        if not evaluated:
+            row["verdict"] = NOT_EVALUATED
+        elif len(set(evaluated)) == 1 and len(evaluated) == n:
+            row["verdict"] = evaluated[0]
+        elif len(set(evaluated)) == 1:
+            row["verdict"] = INCONCLUSIVE
+            row["reason"] = f"evaluated in {len(evaluated)} of {n} runs only ({evaluated[0]} there)"
+        else:
+            row["verdict"] = INCONCLUSIVE
+            row["reason"] = (f"the runs disagree: holds in {verdicts.count(HOLDS)}, does not hold in "
+                             f"{verdicts.count(FAILS)} of {n}; the spread straddles the expectation")
+        row["from"] = f"{first['from']}; {spread}" if first["from"] else spread
+        rows.append(row)
+    return pl.DataFrame(rows, schema=tables[0].schema)
+
+
+def claims(run: RunData, claims_table) -> pl.DataFrame:
+    """claims_table(run) for a single run; combined over the group for a repeated one."""
+    return combine_claims([claims_table(r) for r in group_runs(run)])
+
+
+def section(run: RunData) -> str:
+    """Markdown for the report: the spread table's lead-in, or how to get one."""
+    runs = group_runs(run)
+    repeat = run.manifest.get("repeat") or {}
+    if len(runs) == 1:
+        if repeat:
+            return (f"Run {repeat.get('index')} of a group of {repeat.get('of')} (`REPEAT={repeat.get('of')}`); "
+                    "only this one completed, so there is no spread to show.")
+        return ("One run: numbers carry no measure of their own variance. `REPEAT=n` runs the experiment n "
+                "times and shows the spread of every headline number, and claims whose runs disagree "
+                "as inconclusive.")
+    ids = ", ".join(r.manifest["run_id"] for r in runs)
+    planned = repeat.get("of", len(runs))
+    missing = "" if len(runs) == planned else f" ({planned - len(runs)} of the {planned} did not complete and are left out)"
+    return (f"{len(runs)} runs of this experiment (`REPEAT={planned}`){missing}: {ids}. Every headline number "
+            "below is their mean, min, max and coefficient of variation; claims above are evaluated on each "
+            "run and combined.")
