@@ -112,10 +112,17 @@ def test_a_stale_secondary_stops_the_inserts_as_a_finding(wt):
 def test_dips_leave_out_a_short_last_interval():
     found = tk.dips([100, 100, 20, 100, 5], [10, 10, 10, 10, 1], 10)
     assert found["mean_rate"] == pytest.approx(3205 / 41)
-    assert found["min_rate"] == 20 and found["min_interval"] == 2
+    assert found["min_rate"] == 20 and found["min_interval"] == 2 and found["min_window_rate"] == 20
     assert found["below_half"] == [2] and found["intervals"] == 4
     assert tk.dips([50, 50], [10, 10], 10)["below_half"] == []
     assert tk.dips([], [], 10)["min_rate"] is None
+
+
+def test_the_10s_rate_spans_consecutive_5s_intervals():
+    found = tk.dips([100, 10, 90, 100, 100], [5, 5, 5, 5, 5], 5)
+    assert found["min_rate"] == 10 and found["below_half"] == [1]
+    assert found["min_window_rate"] == pytest.approx(50)  # (10 + 90) / 2, the worst 10 s
+    assert tk.dips([100, 10], [5, 5], 5, window_s=30)["min_window_rate"] is None, "shorter than one window"
 
 
 def fake_run(tmp_path: Path, target: str, status: str, events: list[dict]) -> RunData:
