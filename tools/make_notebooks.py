@@ -128,6 +128,19 @@ display(HTML(html.table(latency, "Response time per operation (ms)")))
 chart = charts.latency_bars(latency, "p50 and p99 per operation (ms, symlog scale)")
 if chart is not None:
     display(Image(charts.to_png(chart)))"""),
+    ("md", """## Latency against throughput
+
+Not in the post: after the measured phase, open-loop phases at fixed arrival rates, fractions of
+the throughput the closed loop reached (`phases.rate_sweep`). Latency is measured from each
+request's intended start (what a user would wait) and as service time (what the engine took)."""),
+    ("code", """from enginebench.report import sweep
+curve = sweep.sweep_table(run)
+if curve.is_empty():
+    display(Markdown("No rate sweep in this run (`phases.rate_sweep` is not set at this scale, or the run stopped before it)."))
+else:
+    display(HTML(html.table(curve, "Open-loop points: offered and achieved requests/s, p50 and p99 latency (ms)")))
+    display(Image(charts.to_png(sweep.sweep_chart(curve))))
+    display(Markdown(sweep.sweep_finding(curve)))"""),
     ("md", "## Claims\n\nEach claim of the post for this experiment, its published ratio, our measured ratio and the verdict."),
     ("code", """claims = repeats.claims(run, lb.claims_table)  # combined over REPEAT=n runs
 display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measured_ratio", "expect", "verdict", "from", "reason"),

@@ -11,5 +11,5 @@ One small module per job:
   appmix          the bundled application-like workload, for users with no capture of their own
   workload        the flashback_replay experiment: record on the first system, replay on the others
 
-The format is described in docs/flashback_format.md.
+The ops file format is specified in format.py's docstring (README: Flashback).
 """

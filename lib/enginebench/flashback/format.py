@@ -1,4 +1,4 @@
-"""The ops file: one header line, then one operation per line, in time order (docs/flashback_format.md).
+"""The ops file (format version 1): one header line, then one operation per line, in time order.
 
 Each line is a JSON object in MongoDB's relaxed Extended JSON (bson.json_util), so ObjectIds,
 binary data and dates survive the round trip while numbers stay plain JSON numbers and the file
@@ -13,6 +13,20 @@ Op:     {"ts": unix seconds (float), "ns": "db.collection", "op": one of OP_TYPE
          "command": the full MongoDB command document,
          optional "store": {"method", "args"} (the exact Store call, for Store-level captures),
          optional "docs_scanned", "cursor_id", "millis", "ninserted" (what the source reported)}
+
+Op types and the command each carries (as mongod receives it, server-added fields such as $db
+and lsid removed):
+  insert         {"insert": coll, "documents": [...], "ordered": ...}
+  query          {"find": coll, "filter", "sort", "projection", "skip", "limit", "batchSize", "hint"}
+  getmore        {"getMore": <the captured cursor id>, "collection": coll, "batchSize"}
+  update         {"update": coll, "updates": [{"q", "u", "multi", "upsert"}]}
+  remove         {"delete": coll, "deletes": [{"q", "limit": 0 (all) | 1}]}
+  count          {"count": coll, "query": {...}, "limit", "hint"}
+  findandmodify  {"findAndModify": coll, "query", "sort", "update" | "remove", "new", "upsert", "fields"}
+  command        any other command, as captured
+A Store-level op's "store" names the Store method and its arguments by parameter name (tuples
+become lists; an insert's documents are not repeated: they are the command's).
+A reader accepts every version up to VERSION and refuses newer ones, naming the file.
 """
 from __future__ import annotations
 

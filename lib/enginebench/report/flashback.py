@@ -16,7 +16,8 @@ from .rundata import RunData, _merge
 PHASE = "run"
 WRITES = ("insert", "insert.capped", "update", "findandmodify", "remove")
 OP_ORDER = ("query", "count", "insert", "insert.capped", "update", "findandmodify", "remove", "getmore", "command")
-MIN_R2 = 0.5          # "grows linearly": the line explains at least half of the variance
+MIN_R2 = 0.8          # "grows linearly": the line through the bins' medians explains 80% of their variance
+MIN_BIN = 5           # queries a bin of documents scanned needs to count in the fit
 CHART_POINTS = 2500   # points drawn per system (the fit uses all of them)
 
 
@@ -121,9 +122,23 @@ def scans(run: RunData) -> pl.DataFrame:
     return pl.concat(frames).with_columns((pl.col("latency_us") / 1000).alias("latency_ms"))
 
 
+def _line(x: np.ndarray, y: np.ndarray) -> tuple[float, float, float, float]:
+    """Least squares y = slope * x + intercept: (slope, intercept, R², standard error of the slope)."""
+    slope, intercept = np.polyfit(x, y, 1)
+    residual = y - (slope * x + intercept)
+    ss_tot = float(((y - y.mean()) ** 2).sum())
+    r2 = 1 - float((residual ** 2).sum()) / ss_tot if ss_tot else 0.0
+    se = math.sqrt(float((residual ** 2).sum()) / max(1, len(x) - 2) / float(((x - x.mean()) ** 2).sum()))
+    return float(slope), float(intercept), r2, se
+
+
 def fits(points: pl.DataFrame, op: str = "query") -> pl.DataFrame:
-    """Least-squares line of latency (ms) on documents scanned, per system, with R² and the
-    slope's 95% interval (normal approximation; thousands of points per system)."""
+    """Latency (ms) against documents scanned, per system.
+
+    The line is fitted to the median latency of each bin of documents scanned (bins doubling in
+    width: 0, 1, 2-3, 4-7, ...; bins of at least MIN_BIN queries), so it follows how a typical
+    query's latency grows with its scan rather than the few ops a busy 2-core machine stalled
+    (those stay visible in the scatter and in `r2 points`, the fit over every query)."""
     rows = []
     if points.is_empty():
         return pl.DataFrame()
@@ -131,14 +146,18 @@ def fits(points: pl.DataFrame, op: str = "query") -> pl.DataFrame:
         x, y = group["docs_scanned"].to_numpy().astype(float), group["latency_ms"].to_numpy()
         if len(x) < 3 or np.ptp(x) == 0:
             continue
-        slope, intercept = np.polyfit(x, y, 1)
-        residual = y - (slope * x + intercept)
-        ss_tot = float(((y - y.mean()) ** 2).sum())
-        r2 = 1 - float((residual ** 2).sum()) / ss_tot if ss_tot else 0.0
-        se = math.sqrt(float((residual ** 2).sum()) / (len(x) - 2) / float(((x - x.mean()) ** 2).sum()))
-        rows.append({"system": system, "n": len(x), "max docs": int(x.max()),
+        binned = (group.with_columns(pl.col("docs_scanned").map_elements(lambda d: int(d).bit_length(),
+                                                                         return_dtype=pl.Int64).alias("bin"))
+                  .group_by("bin").agg(pl.len().alias("n"), pl.col("docs_scanned").mean().alias("docs"),
+                                       pl.col("latency_ms").median().alias("median_ms"))
+                  .filter(pl.col("n") >= MIN_BIN).sort("bin"))
+        if binned.height < 3:
+            continue
+        slope, intercept, r2, se = _line(binned["docs"].to_numpy(), binned["median_ms"].to_numpy())
+        _, _, r2_points, _ = _line(x, y)
+        rows.append({"system": system, "n": len(x), "max docs": int(x.max()), "bins": binned.height,
                      "ms per 1000 docs": round(slope * 1000, 4), "slope_low": (slope - 1.96 * se) * 1000,
-                     "intercept (ms)": round(intercept, 4), "r2": round(r2, 3)})
+                     "intercept (ms)": round(intercept, 4), "r2": round(r2, 3), "r2 points": round(r2_points, 3)})
     return pl.DataFrame(rows)
 
 
@@ -166,9 +185,9 @@ def latency_chart(table: pl.DataFrame) -> alt.Chart | None:
         return None
     long = table.select("setup", "op", "mean_ms", "p99_ms").unpivot(index=["setup", "op"], variable_name="stat",
                                                                       value_name="ms")
-    return (alt.Chart(alt.Data(values=long.to_dicts()), title="Mean and P99 latency per op type (ms, log scale)")
+    return (alt.Chart(alt.Data(values=long.to_dicts()), title="Mean and P99 latency per op type (ms, symlog scale)")
             .mark_bar()
-            .encode(y=alt.Y("op:N", title=None, sort=list(OP_ORDER)), x=alt.X("ms:Q", scale=alt.Scale(type="log"), title="ms"),
+            .encode(y=alt.Y("op:N", title=None, sort=list(OP_ORDER)), x=alt.X("ms:Q", scale=alt.Scale(type="symlog"), title="ms"),
                     color=alt.Color("setup:N"), yOffset="setup:N",
                     column=alt.Column("stat:N", title=None, sort=["mean_ms", "p99_ms"]))
             .resolve_scale(x="independent")
@@ -202,8 +221,10 @@ def _evaluate(run: RunData, claim: dict, points: pl.DataFrame) -> dict:
         if not maxima:
             return _row(claim, None, NOT_EVALUATED, "", "no write was replayed")
         worst = max(maxima, key=maxima.get)
+        p99 = max((stat(a, op, "p99_ms") or 0) for op in maxima)
         return _row(claim, maxima[worst], HOLDS if maxima[worst] < float(claim["reference_ratio"]) else FAILS,
-                    f"{a['label']}: slowest write {worst} {maxima[worst]:.2f} ms (ms, not a ratio)")
+                    f"{a['label']}: slowest write {worst} {maxima[worst]:.2f} ms (ms, not a ratio); "
+                    f"the highest P99 of a write type {p99:.2f} ms")
     if claim["id"] == "fb.query_avg":
         means = [stat(s, "query", "mean_ms") for s in (a, b)]
         p99s = [stat(s, "query", "p99_ms") for s in (a, b)]
@@ -228,7 +249,8 @@ def _evaluate(run: RunData, claim: dict, points: pl.DataFrame) -> dict:
         holds = f["slope_low"] > 0 and f["r2"] >= MIN_R2
         return _row(claim, f["ms per 1000 docs"], HOLDS if holds else FAILS,
                     f"{a['label']}: {f['ms per 1000 docs']:.3f} ms per 1000 docs (95% low {f['slope_low']:.3f}), "
-                    f"R²={f['r2']:.2f} over {f['n']} queries; holds when the slope is above 0 and R² ≥ {MIN_R2}")
+                    f"R²={f['r2']:.2f} over the medians of {f['bins']} bins of {f['n']} queries (R²={f['r2 points']:.2f} over every "
+                    f"query); holds when the slope is above 0 and the medians' R² ≥ {MIN_R2}")
     return _row(claim, None, NOT_EVALUATED, "", f"metric {claim['metric']!r} has no resolver")
 
 
@@ -282,14 +304,17 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
                      f"for {', '.join(faster_p99) or 'no op type'}. (The post: faster on average for every type but "
                      "queries, on par or better at P99 for every type but counts.)")
     writes = {s["label"]: max((_stat(run, s["label"], op, "max_ms") or 0) for op in WRITES) for s in replayers}
+    p99s = {s["label"]: max((_stat(run, s["label"], op, "p99_ms") or 0) for op in WRITES) for s in replayers}
     if writes:
         under = [k for k, v in writes.items() if v < 10]
         lines.append("**Writes.** Slowest replayed write per system: " + ", ".join(f"{k} {v:.1f} ms" for k, v in writes.items())
-                     + f"; all writes under 10 ms on {', '.join(under) or 'none'}.")
+                     + f"; all writes under 10 ms on {', '.join(under) or 'none'}. The highest P99 of a write type: "
+                     + ", ".join(f"{k} {v:.1f} ms" for k, v in p99s.items()) + ".")
     fitted = fits(scans(run))
     if not fitted.is_empty():
         lines.append("**Latency against documents scanned** (queries): " + "; ".join(
-            f"{f['system']} {f['ms per 1000 docs']:.3f} ms per 1000 documents, R²={f['r2']:.2f}"
+            f"{f['system']} {f['ms per 1000 docs']:.3f} ms per 1000 documents (R²={f['r2']:.2f} over the bins' medians, "
+            f"{f['r2 points']:.2f} over every query)"
             for f in fitted.iter_rows(named=True)) + ".")
     capped = capped_table(run)
     if not capped.is_empty():

@@ -1,0 +1,57 @@
+"""flashback_replay at smoke scale on the four embedded engines: the first records, the others
+replay its capture in real style, and the report pieces come out of what really ran."""
+import polars as pl
+import pytest
+
+from enginebench.flashback import format as F
+from enginebench.report import charts
+from enginebench.report import flashback as fb
+from enginebench.report.claims import NOT_EVALUATED
+from enginebench.report.rundata import load_run
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    base = tmp_path_factory.mktemp("flashback")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ENGINEBENCH_RESULTS", str(base / "results"))
+        mp.setenv("ENGINEBENCH_DATA", str(base / "data"))
+        import enginebench
+        yield load_run(enginebench.run("flashback_replay", "smoke", "embedded"))
+
+
+def test_first_system_records_and_the_others_replay_every_op(run):
+    assert run.manifest["status"] == "complete"
+    roles = {s["label"]: fb.role_of(run, s["label"]) for s in run.systems}
+    assert roles == {"wt": "recorder", "rx": "replayer", "lmdb": "replayer", "wtlsm": "replayer"}
+    capture = F.read_capture(run.path / "wt" / "capture.ops.jsonl")
+    assert capture.header["dataset"]["generator"] == "appmix"
+    recorded = fb.summary(run, "wt")
+    assert recorded["captured_ops"] == sum(recorded["ops_run"].values()) > 100
+    for label in ("rx", "lmdb", "wtlsm"):
+        info = fb.summary(run, label)
+        assert info["ops_run"] == info["capture_ops_per_type"] == recorded["ops_run"]
+        assert info["skipped"] == {} and info["lag_ms"]["ops"] == recorded["captured_ops"]
+    assert all(line.endswith("all replayed") for line in fb.check_lines(run)[1:])
+    for s in run.systems:
+        assert s["load_verified"]["ok"], s["load_verified"]
+
+
+def test_report_pieces(run):
+    latency = fb.latency_table(run)
+    assert {"count", "mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "sched_p99_ms"} <= set(latency.columns)
+    assert set(latency["op"]) >= {"query", "count", "insert", "insert.capped", "update", "findandmodify", "remove"}
+    assert (latency["errors"] == 0).all()
+    replayed = latency.filter(pl.col("setup") != "wt")
+    assert (replayed["sched_p99_ms"] >= replayed["p50_ms"]).all()
+    points = fb.scans(run)
+    assert set(points["system"]) == {"wt", "rx", "lmdb", "wtlsm"} and points["docs_scanned"].max() > 50
+    fitted = fb.fits(points)
+    assert fitted.height == 4 and (fitted["n"] > 10).all()
+    assert charts.to_png(fb.scan_chart(points, fitted))[:4] == b"\x89PNG"
+    assert fb.capped_table(run).height == 4
+    claims = fb.claims_table(run)
+    assert claims["id"].to_list() == ["fb.writes_fast", "fb.query_avg", "fb.capped", "fb.scan_linear"]
+    assert (claims["verdict"] != NOT_EVALUATED).all() and claims["measured_ratio"].is_not_null().all()
+    text = fb.findings(run, claims)
+    assert "**Capture.**" in text and "**Claims.**" in text and "rx (lsm) against lmdb (mmap)" in text
