@@ -233,7 +233,23 @@ class Phases(Strict):
     # Open loop: requests per second over all requesters on a fixed schedule (LinkbenchX's
     # requestrate); latency is also measured from each request's intended start. None: closed loop.
     request_rate: float | None = Field(None, gt=0)
+    # After the closed-loop measured phase: one open-loop phase per fraction of the throughput it
+    # reached, for a latency-against-throughput curve (each `rate_sweep_s` long).
+    rate_sweep: list[float] | None = Field(None, min_length=1)
+    rate_sweep_s: float = Field(20, gt=0)
     max_errors: int = Field(100, ge=0)
+
+    @model_validator(mode="after")
+    def _sweep(self):
+        if self.rate_sweep is None:
+            return self
+        bad = [f for f in self.rate_sweep if not 0 < f <= 4]
+        if bad:
+            raise ValueError(f"rate_sweep: fractions of the closed-loop throughput must be in (0, 4]; got {bad}")
+        if self.request_rate is not None:
+            raise ValueError("rate_sweep needs a closed-loop measured phase to scale from; remove request_rate "
+                             "or rate_sweep")
+        return self
 
 
 WORKLOAD_MODELS = {"linkbench": LinkBenchWorkload, "iibench": IIBenchWorkload, "sysbench": SysbenchWorkload,

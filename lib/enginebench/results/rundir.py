@@ -99,6 +99,7 @@ class RunFolder:
             "consistency": (by_kind.get("consistency") or [None])[0],
             "cold_start": (by_kind.get("cold_start") or [None])[0],
             "phases": [{k: v for k, v in e.items() if k != "event"} for e in by_kind.get("phase_end", [])],
+            "rate_sweep": [{k: v for k, v in e.items() if k != "event"} for e in by_kind.get("sweep", [])],
         }
         self.manifest["systems"] = self.systems
         self.write_manifest()

@@ -44,6 +44,25 @@ def outcome(phase: dict) -> str | None:
     return "aborted" if phase["error"] == "interrupted" else "failed"
 
 
+def rate_sweep(workload, store, phases: dict, emit, abort: threading.Event, capacity: float) -> str | None:
+    """Open-loop phases at fractions of the closed-loop throughput: each point of the latency
+    against throughput curve, with latency from the intended start and service time. Returns
+    the run's status if a phase did not complete."""
+    n = phases["requesters"]
+    for fraction in phases["rate_sweep"]:
+        rate = fraction * capacity
+        name = f"sweep {fraction:g}x"
+        emit({"event": "sweep", "phase": name, "fraction": fraction, "offered_per_s": rate,
+              "closed_loop_per_s": capacity})
+        workers = [request_loop(workload.requester(i, n), rate / n, offset=i / n) for i in range(n)]
+        point = run_phase(name, workers, store, emit, interval_s=phases["rate_sweep_s"],
+                          duration_s=phases["rate_sweep_s"], abort=abort, max_errors=phases["max_errors"],
+                          engine_stats=store.stats)
+        if outcome(point):
+            return outcome(point)
+    return None
+
+
 def load_then_measure(workload, store, phases: dict, emit, abort: threading.Event, reopen=None) -> str:
     workload.setup(store)
     load = run_phase("load", workload.load_threads(phases["loaders"]), store, emit,
@@ -81,6 +100,10 @@ def load_then_measure(workload, store, phases: dict, emit, abort: threading.Even
                     max_errors=phases["max_errors"], engine_stats=store.stats)
     if outcome(run):
         return outcome(run)
+    if phases.get("rate_sweep"):
+        swept = rate_sweep(workload, store, phases, emit, abort, capacity=run["ops"] / run["seconds"])
+        if swept:
+            return swept
     started = time.time()
     result = workload.check(store)
     emit({"event": "consistency", **result, "seconds": time.time() - started, "atomic": store.atomic})
