@@ -44,17 +44,18 @@ def outcome(phase: dict) -> str | None:
     return "aborted" if phase["error"] == "interrupted" else "failed"
 
 
-def rate_sweep(workload, store, phases: dict, emit, abort: threading.Event, capacity: float) -> str | None:
+def rate_sweep(requesters: list, store, phases: dict, emit, abort: threading.Event, capacity: float) -> str | None:
     """Open-loop phases at fractions of the closed-loop throughput: each point of the latency
     against throughput curve, with latency from the intended start and service time. Returns
-    the run's status if a phase did not complete."""
-    n = phases["requesters"]
+    the run's status if a phase did not complete. The measured phase's requesters go on, so
+    their streams continue (new requesters would re-issue the node ids already added)."""
+    n = len(requesters)
     for fraction in phases["rate_sweep"]:
         rate = fraction * capacity
         name = f"sweep {fraction:g}x"
         emit({"event": "sweep", "phase": name, "fraction": fraction, "offered_per_s": rate,
               "closed_loop_per_s": capacity})
-        workers = [request_loop(workload.requester(i, n), rate / n, offset=i / n) for i in range(n)]
+        workers = [request_loop(requester, rate / n, offset=i / n) for i, requester in enumerate(requesters)]
         point = run_phase(name, workers, store, emit, interval_s=phases["rate_sweep_s"],
                           duration_s=phases["rate_sweep_s"], abort=abort, max_errors=phases["max_errors"],
                           engine_stats=store.stats)
@@ -89,7 +90,8 @@ def load_then_measure(workload, store, phases: dict, emit, abort: threading.Even
     n = phases["requesters"]
     rate = phases.get("request_rate")
     # Workers' schedules are staggered so the arrivals are spread, not bunched.
-    workers = [request_loop(workload.requester(i, n), rate / n if rate else None, offset=i / n) for i in range(n)]
+    requesters = [workload.requester(i, n) for i in range(n)]
+    workers = [request_loop(r, rate / n if rate else None, offset=i / n) for i, r in enumerate(requesters)]
     if phases["warmup_s"] > 0:
         warm = run_phase("warmup", workers, store, emit, interval_s=phases["warmup_s"],
                          duration_s=phases["warmup_s"], abort=abort, max_errors=phases["max_errors"])
@@ -101,7 +103,7 @@ def load_then_measure(workload, store, phases: dict, emit, abort: threading.Even
     if outcome(run):
         return outcome(run)
     if phases.get("rate_sweep"):
-        swept = rate_sweep(workload, store, phases, emit, abort, capacity=run["ops"] / run["seconds"])
+        swept = rate_sweep(requesters, store, phases, emit, abort, capacity=run["ops"] / run["seconds"])
         if swept:
             return swept
     started = time.time()
