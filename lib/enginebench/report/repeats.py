@@ -91,7 +91,7 @@ def combine_claims(tables: list[pl.DataFrame]) -> pl.DataFrame:
             row["verdict"] = INCONCLUSIVE
             row["reason"] = (f"the runs disagree: holds in {verdicts.count(HOLDS)}, does not hold in "
                              f"{verdicts.count(FAILS)} of {n}; the spread straddles the expectation")
-        row["from"] = f"{first['from']}; {spread}" if first["from"] else spread
+        row["from"] = f"{spread} (first run: {first['from']})" if first["from"] else spread
         rows.append(row)
     return pl.DataFrame(rows, schema=tables[0].schema)
 
