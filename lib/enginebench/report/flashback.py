@@ -63,10 +63,21 @@ def check_lines(run: RunData) -> list[str]:
     return lines
 
 
+_LATENCY: dict[tuple, list[dict]] = {}
+
+
 def latency_rows(run: RunData) -> list[dict]:
-    """Per system and op type over the run phase, from the exactly merged HdrHistograms (ms)."""
+    """Per system and op type over the run phase, from the exactly merged HdrHistograms (ms).
+    Kept per run: the claims and findings ask for many of its figures, and merging is the slow part."""
     if run.ops.is_empty():
         return []
+    key = (str(run.path), run.ops.height)
+    if key not in _LATENCY:
+        _LATENCY[key] = _latency_rows(run)
+    return _LATENCY[key]
+
+
+def _latency_rows(run: RunData) -> list[dict]:
     rows = []
     for s in run.systems:
         ops = run.ops.filter((pl.col("system") == s["label"]) & (pl.col("phase") == PHASE))
