@@ -111,6 +111,14 @@ def load_metrics(run: RunData) -> pl.DataFrame:
 METRICS = {"insert_rate": "irate", "query_rate": "qrate", "size_gb": "size_bytes", "n_slow": "Nslow"}
 
 
+def _figure(value, key: str) -> str:
+    if value is None:
+        return "n/a"
+    if key == "size_bytes":
+        return f"{value / 2**30:.2f} GiB"
+    return f"{value:,.0f}" + ("/s" if key in ("irate", "qrate") else "")
+
+
 def resolver(run: RunData):
     def first(role):
         return next((s for s in run.systems if s["role"] == role and s.get("status") == "complete"), None)
@@ -124,7 +132,7 @@ def resolver(run: RunData):
             return Measured(None, "", f"needs complete systems of roles {claim['numerator_role']} and "
                                       f"{claim['denominator_role']}")
         va, vb = system_figures(run, a["label"])[key], system_figures(run, b["label"])[key]
-        detail = f"{a['label']}={va} / {b['label']}={vb}"
+        detail = f"{a['label']}={_figure(va, key)} / {b['label']}={_figure(vb, key)}"
         if va is None or vb is None:
             return Measured(None, detail, f"{claim['metric']} was not measured")
         if vb == 0:
