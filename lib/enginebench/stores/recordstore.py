@@ -32,6 +32,8 @@ _CATALOG = "_catalog"
 _OPLOG = "_oplog"
 _OPLOG_KEY = struct.Struct(">Q")
 MAX_CONFLICT_RETRIES = 1000
+# Documents per storage transaction when a batch is inserted outside one (see insert_many).
+INSERT_GROUP = 64
 OPLOG_TRIM_BATCH = 1000
 
 
@@ -273,11 +275,23 @@ class RecordStore(Store):
         if coll.capped is not None:
             return self._insert_capped(coll, docs)
 
-        def insert(txn: KVTxn) -> int:
-            for doc in docs:
-                self._insert_one(txn, coll, doc)
-            return len(docs)
-        return self._write(insert)
+        def insert_group(group: Sequence[dict]):
+            def insert(txn: KVTxn) -> int:
+                for doc in group:
+                    self._insert_one(txn, coll, doc)
+                return len(group)
+            return insert
+        if self._current() is not None:  # inside the caller's transaction: all of it there
+            return insert_group(docs)(self._current())
+        # As mongod does (internalInsertMaxBatchSize): a batch commits in groups of at most 64
+        # documents, so a batch is not atomic (insertMany is not) and one transaction never
+        # pins more dirty pages than a small cache can hold. A whole 1000-document batch per
+        # transaction, each insert dirtying a random leaf of the k index, outgrew a 16 MB
+        # WiredTiger cache and was rolled back over and over: the load stopped.
+        inserted = 0
+        for start in range(0, len(docs), INSERT_GROUP):
+            inserted += self._retrying(insert_group(docs[start:start + INSERT_GROUP]))
+        return inserted
 
     def _insert_capped(self, coll: _Collection, docs: Sequence[dict]) -> int:
         """Insert, then delete the oldest documents past the cap, in the same transaction."""
