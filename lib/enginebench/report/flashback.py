@@ -9,7 +9,7 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from .claims import FAILS, HOLDS, NOT_EVALUATED, load_claims
+from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, load_claims, verdict_counts
 from .prose import caveat
 from .rundata import RunData, _merge
 
@@ -332,10 +332,10 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
         lines.append("**Capped collection.** Mean insert into the capped log against an ordinary insert: " + ", ".join(
             f"{r['setup']} {r['capped mean (ms)']:.3f} vs {r['insert mean (ms)']:.3f} ms"
             for r in capped.iter_rows(named=True) if r["insert mean (ms)"] is not None) + ".")
-    counts = {HOLDS: 0, FAILS: 0, NOT_EVALUATED: 0}
-    for verdict in claims["verdict"]:
-        counts[verdict] += 1
-    lines.append(f"**Claims.** {counts[HOLDS]} hold, {counts[FAILS]} do not hold, {counts[NOT_EVALUATED]} not evaluated.")
+    counts = verdict_counts(claims)
+    inconclusive = f", {counts[INCONCLUSIVE]} inconclusive over the repeated runs" if counts[INCONCLUSIVE] else ""
+    lines.append(f"**Claims.** {counts[HOLDS]} hold, {counts[FAILS]} do not hold, "
+                 f"{counts[NOT_EVALUATED]} not evaluated{inconclusive}.")
     for row in claims.iter_rows(named=True):
         if row["verdict"] == NOT_EVALUATED:
             lines.append(f"- *{row['claim']}*: not evaluated ({row['reason']}).")

@@ -15,7 +15,8 @@ from .rundata import load_run
 CLAIM_TABLES = {"linkbench": "enginebench.report.linkbench:claims_table",
                 "iibench": "enginebench.report.iibench:claims_table",
                 "sysbench": "enginebench.report.sysbench:claims_table",
-                "tokumx": "enginebench.report.tokumx:claims_table"}
+                "tokumx": "enginebench.report.tokumx:claims_table",
+                "flashback": "enginebench.report.flashback:claims_table"}
 
 
 def claims_for(run) -> dict | None:
