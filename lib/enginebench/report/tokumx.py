@@ -259,7 +259,7 @@ def stale_claim(run: RunData, claim: dict) -> dict:
         return {**row, "reason": f"no system of role {role} ran"}
     if target != "mongod":
         return {**row, "reason": f"the {target or 'unknown'} target has no replica set, so no secondary could fall "
-                                 "behind (the replicated part needs TARGET=mongod)"}
+                                 "behind; the replicated part needs TARGET=mongod"}
     replicated = [s for s in systems if s["label"] in replicated_systems(run)]
     done = [s for s in replicated if s.get("status") == "complete"]
     if not done:
