@@ -17,7 +17,7 @@ import re
 import polars as pl
 
 from ..paths import reference_dir
-from .claims import FAILS, HOLDS, NOT_EVALUATED, Measured, evaluate, load_claims, magnitude_note
+from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, Measured, evaluate, load_claims, magnitude_note
 from .prose import caveat
 from .rundata import RunData, merged_latency
 
@@ -402,8 +402,10 @@ def findings(run: RunData, claims: pl.DataFrame, stand_ins: pl.DataFrame | None 
     if not done and not stale_findings(run):
         lines.append("No system completed, so there is nothing to compare; the banner above says why.")
     lines += _insert_findings(run) if kind(run) == "insert" else _sweep_findings(run)
-    counts = {v: claims.filter(pl.col("verdict") == v).height for v in (HOLDS, FAILS, NOT_EVALUATED)}
-    lines.append(f"**Claims.** {counts[HOLDS]} hold, {counts[FAILS]} do not hold, {counts[NOT_EVALUATED]} not evaluated.")
+    counts = {v: claims.filter(pl.col("verdict") == v).height for v in (HOLDS, FAILS, NOT_EVALUATED, INCONCLUSIVE)}
+    inconclusive = f", {counts[INCONCLUSIVE]} inconclusive over the repeated runs" if counts[INCONCLUSIVE] else ""
+    lines.append(f"**Claims.** {counts[HOLDS]} hold, {counts[FAILS]} do not hold, "
+                 f"{counts[NOT_EVALUATED]} not evaluated{inconclusive}.")
     for row in claims.iter_rows(named=True):
         if row["verdict"] == NOT_EVALUATED:
             lines.append(f"- *{row['claim']}*: not evaluated ({row['reason']}).")
