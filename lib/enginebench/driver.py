@@ -171,7 +171,10 @@ def _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, ph
                 continue
             if line is None:
                 break
-            _show(progress, keep(line), expected, phases)
+            event = keep(line)
+            if event.get("event") == "load_verified" and not resources.plan.storage_during_load:
+                resources.limit_storage()  # the measured phases run on the profile's device
+            _show(progress, event, expected, phases)
         proc.wait()
     except BaseException:
         # Interrupted: stop the runner (it closes the engine cleanly), keeping what it still sends.

@@ -160,3 +160,23 @@ def test_cgroup_v2_files(tmp_path, monkeypatch):
         f.unlink()
     group.remove()
     assert not path.exists()
+
+
+@needs_cgroups
+def test_storage_caps_can_start_when_the_load_ends(tmp_path):
+    """resources.storage.during_load: false: the group exists (I/O is counted) but uncapped until
+    limit_storage(), which the driver calls on the load_verified event."""
+    device = device_of(tmp_path)
+    if device is None:
+        pytest.skip("the temporary directory is on no block device")
+    plan = profiles.ResourcePlan(None, "disk", None, "cgroup", 1.0, storage_during_load=False)
+    assert any("from the end of each load" in line for line in plan.banner())
+    with profiles.SystemResources(plan, f"enginebench-test-load-{os.getpid()}", device) as resources:
+        def caps():
+            if resources.cgroup.v == 1:
+                return resources.cgroup._file("blkio", "blkio.throttle.read_iops_device").read_text().strip()
+            return resources.cgroup._file("io", "io.max").read_text().strip()
+        assert "1200" not in caps()
+        resources.limit_storage()
+        assert "1200" in caps()
+    assert not leftover_groups(f"test-load-{os.getpid()}")

@@ -270,6 +270,9 @@ class Storage(Strict):
     # Multiplies the profile's caps. A scaled-down run on a slower stack keeps the post's
     # balance between what the device allows and what the server's CPU can do (1 = the device).
     scale: float = Field(1.0, gt=0, le=1)
+    # False: the device caps start when the load is verified, as the posts loaded their databases
+    # before measuring; the load then does not crawl at a slow device's random-read rate.
+    during_load: bool = True
 
 
 class Resources(Strict):

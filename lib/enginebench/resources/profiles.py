@@ -61,10 +61,15 @@ class ResourcePlan:
     method_memory: str | None          # "cgroup" | "mlock-hog" | None
     method_io: str | None              # "cgroup" | None
     storage_scale: float = 1.0
+    storage_during_load: bool = True
     not_enforced: list[str] = field(default_factory=list)
 
     def banner(self) -> list[str]:
-        return [f"Not enforced: {item}." for item in self.not_enforced]
+        lines = [f"Not enforced: {item}." for item in self.not_enforced]
+        if self.method_io and not self.storage_during_load:
+            lines.append(f"The {self.storage_profile!r} storage caps apply from the end of each load "
+                         "(resources.storage.during_load: false): loads ran at this machine's disk speed.")
+        return lines
 
     def describe(self) -> dict:
         return asdict(self)
@@ -78,7 +83,7 @@ def plan_resources(params: dict, system: dict | None = None) -> ResourcePlan:
     if system is not None and system.get("memory_limit_mb") is not None:
         limit = system["memory_limit_mb"]
     ok, why = cgroups_writable() if (limit is not None or profile != "none") else (False, "")
-    plan = ResourcePlan(limit, profile, None, None, storage.get("scale", 1.0))
+    plan = ResourcePlan(limit, profile, None, None, storage.get("scale", 1.0), storage.get("during_load", True))
     if limit is not None:
         if ok:
             plan.method_memory = "cgroup"
@@ -125,12 +130,20 @@ class SystemResources:
             self.cgroup = Cgroup.create(self.name, memory=want_memory, io=want_io)
             if want_memory:
                 self.cgroup.limit_memory(self.plan.memory_limit_mb * MB)
-            if want_io:
-                self.cgroup.limit_io(self.device.major, self.device.minor,
-                                     scaled_caps(self.plan.storage_profile, self.plan.storage_scale))
+            if want_io and self.plan.storage_during_load:
+                self.limit_storage()
         if self.plan.method_memory == "mlock-hog":
             self._start_hog()
         return self
+
+    def limit_storage(self) -> None:
+        """Apply the storage profile's caps (at creation, or when the load ends if the params
+        say so: blkio/io limits can be written while the process runs)."""
+        if self.cgroup is None or self.plan.method_io != "cgroup" or self.device is None:
+            return
+        self.cgroup.limit_io(self.device.major, self.device.minor,
+                             scaled_caps(self.plan.storage_profile, self.plan.storage_scale))
+        self.notes.append("storage caps applied when the load ended")
 
     def _start_hog(self) -> None:
         free = psutil.virtual_memory().available
