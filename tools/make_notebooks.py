@@ -237,6 +237,8 @@ display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measure
 lines = [f"- *{r['claim']}*: **{r['verdict']}**" + (f" (measured {r['measured_ratio']:.2f}x, published {r['published_ratio']}x)"
          if r["measured_ratio"] is not None else f" ({r['reason']})") for r in claims.iter_rows(named=True)]
 display(Markdown("\\n".join(lines) + ("\\n\\n" + caveat(run) if caveat(run) else "")))"""),
+    ("md", "## Findings"),
+    ("code", """display(Markdown(sb.findings(run, claims)))"""),
     *FOOT,
 ]
 

@@ -152,3 +152,62 @@ def resolver(run: RunData):
 
 def claims_table(run: RunData) -> pl.DataFrame:
     return evaluate(load_claims(run.manifest["experiment"]), resolver(run))
+
+
+# -- findings -------------------------------------------------------------------------------
+def _run_rows(run: RunData, label: str) -> pl.DataFrame:
+    return run.intervals.filter((pl.col("system") == label) & (pl.col("phase") == "run")).sort("interval")
+
+
+def findings(run: RunData, claims: pl.DataFrame) -> str:
+    """What the numbers say: throughput against memory per engine configuration, the deepest
+    10-second dip against the run's mean (where checkpoints show), and IO per transaction."""
+    done = [s for s in run.systems if s.get("status") == "complete"]
+    if not done:
+        return "No system completed, so there is nothing to compare. The banner above says why."
+    lines = []
+    by_kind: dict[str, list[tuple[int, float]]] = {}
+    for s in done:
+        rate = steady_rate(run, s["label"])
+        if rate is not None:
+            by_kind.setdefault(_label_kind(s), []).append((s.get("memory_limit_mb") or 0, rate))
+    parts = []
+    for kind, points in by_kind.items():
+        points.sort()
+        text = ", ".join(f"{rate:,.0f} at {memory} MB" for memory, rate in points)
+        if len(points) > 1 and points[0][1]:
+            change = points[-1][1] / points[0][1] - 1
+            text += f" ({change:+.0%} from the smallest to the largest memory)"
+        parts.append(f"{kind}: {text}")
+    lines.append("**Throughput against memory** (transactions/s, second half of each run). " + "; ".join(parts) + ".")
+    dips = []
+    for s in done:
+        rows = _run_rows(run, s["label"])
+        if rows.height < 3:
+            continue
+        mean, low = float(rows["ops_per_s"].mean()), float(rows["ops_per_s"].min())
+        if mean:
+            dips.append((low / mean, s["label"], low, mean))
+    if dips:
+        dips.sort()
+        deepest = ", ".join(f"{label} {low:,.0f} against a mean of {mean:,.0f} ({share:.0%})"
+                            for share, label, low, mean in dips[:3])
+        text = f"**Stalls.** The slowest 10-second interval of each run against its mean, deepest first: {deepest}."
+        by_checkpoint: dict[int, list[float]] = {}
+        for share, label, _, _ in dips:
+            system = next(s for s in done if s["label"] == label)
+            if system["engine"] == "wiredtiger":
+                by_checkpoint.setdefault(system["options"].get("checkpoint_s", 60), []).append(share)
+        if len(by_checkpoint) > 1:
+            text += " WiredTiger's slowest interval averaged " + ", ".join(
+                f"{statistics.mean(shares):.0%} of its mean with a {seconds} s checkpoint"
+                for seconds, shares in sorted(by_checkpoint.items())) + "."
+        lines.append(text)
+    io = []
+    for s in done:
+        summary = phase_summary(run.intervals, s["label"], "run")
+        if summary and summary.get("rkb_per_op") is not None and summary.get("wkb_per_op") is not None:
+            io.append(f"{s['label']} {summary['rkb_per_op']:.1f} / {summary['wkb_per_op']:.2f}")
+    if io:
+        lines.append("**IO per transaction** (read / write KiB): " + ", ".join(io) + ".")
+    return "\n\n".join(lines)
