@@ -63,6 +63,9 @@ def test_provenance_is_recorded(smoke_run):
     for key in ("git", "packages", "host", "params", "started_at", "finished_at", "target"):
         assert m[key], key
     assert m["host"]["logical_cpus"] >= 1
+    speed = m["host"]["speed"]  # the host's CPU speed at both ends, to tell its drift from the engines'
+    assert speed["start"]["docs_per_s"] > 0 and speed["end"]["docs_per_s"] > 0
+    assert speed["end"]["at"] > speed["start"]["at"]
     assert all(info["version"] and info["engine_config"] for info in m["systems"].values())
 
 

@@ -31,7 +31,7 @@ def differences(a: RunData, b: RunData) -> pl.DataFrame:
     for section in ("params", "host", "git", "packages", "target", "resources"):
         fa, fb = _flatten(a.manifest.get(section) or {}), _flatten(b.manifest.get(section) or {})
         for key in sorted(set(fa) | set(fb)):
-            if fa.get(key) != fb.get(key) and not key.startswith("cgroup"):
+            if fa.get(key) != fb.get(key) and not key.startswith("cgroup") and not key.endswith(".at"):
                 rows.append({"what": f"{section}.{key}", "A": str(fa.get(key)), "B": str(fb.get(key))})
     for label in sorted(set(a.manifest.get("systems", {})) & set(b.manifest.get("systems", {}))):
         sa, sb = a.manifest["systems"][label], b.manifest["systems"][label]

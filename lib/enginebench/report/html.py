@@ -7,6 +7,7 @@ from datetime import datetime
 
 import polars as pl
 
+from ..results.calibration import drift
 from .rundata import RunData
 
 STYLE = """<style>
@@ -84,6 +85,17 @@ def banner(run: RunData) -> str:
     return STYLE + f"<div class='{css}'>" + "<br>".join(lines) + "</div>"
 
 
+def _speed(speed: dict | None) -> str:
+    """The host's CPU speed probe at the start and the end of the run (results/calibration.py)."""
+    if not speed or not speed.get("start"):
+        return "not measured (run made before the probe existed)"
+    start, end = speed["start"], speed.get("end")
+    text = f"{start['docs_per_s']:,} docs/s at the start"
+    if end:
+        text += f", {end['docs_per_s']:,} at the end ({drift(start, end):.2f}x)"
+    return text + f"; {start['probe']}. Compare runs of one host by it: a shared machine's speed drifts."
+
+
 def provenance(run: RunData) -> str:
     m = run.manifest
     host = m.get("host", {})
@@ -96,6 +108,7 @@ def provenance(run: RunData) -> str:
         ("code", f"git {git.get('sha') or 'unknown'}{' (uncommitted changes)' if git.get('dirty') else ''}"),
         ("host", f"{host.get('hostname')}: {host.get('cpu_model')}, {host.get('logical_cpus')} logical CPUs, "
                  f"{(host.get('memory_bytes') or 0) / 2**30:.1f} GiB RAM, Linux {host.get('kernel')}"),
+        ("host speed (probe)", _speed(host.get("speed"))),
         ("data filesystem", f"{fs.get('device')} ({fs.get('fstype')}) on {fs.get('mountpoint')}"),
         ("packages", ", ".join(f"{k} {v}" for k, v in (m.get("packages") or {}).items() if v)),
     ]

@@ -16,6 +16,7 @@ from pathlib import Path
 import polars as pl
 
 from ..paths import results_dir, scratch_dir
+from .calibration import calibrate
 from .provenance import git_state, host_facts, package_versions
 from .tables import interval_row, op_rows
 
@@ -56,7 +57,7 @@ class RunFolder:
             "status": "running", "started_at": datetime.now(timezone.utc).isoformat(), "finished_at": None,
             "target": {k: v for k, v in target.items() if k != "banner"}, "banner": banner,
             "params": params, "git": git_state(), "packages": package_versions(),
-            "host": host_facts(scratch), "resources": resources, "runner_env": runner_env,
+            "host": {**host_facts(scratch), "speed": {"start": calibrate(), "end": None}}, "resources": resources, "runner_env": runner_env,
             "systems": {},
         }
         folder = cls(base / name, manifest)
@@ -109,5 +110,6 @@ class RunFolder:
             if rows:
                 pl.DataFrame(rows, infer_schema_length=None).write_parquet(self.path / f"{name}.parquet")
         self.manifest["status"] = status
+        self.manifest["host"].setdefault("speed", {})["end"] = calibrate()  # drift during the run
         self.manifest["finished_at"] = datetime.now(timezone.utc).isoformat()
         self.write_manifest()
