@@ -180,3 +180,20 @@ def test_storage_caps_can_start_when_the_load_ends(tmp_path):
         resources.limit_storage()
         assert "1200" in caps()
     assert not leftover_groups(f"test-load-{os.getpid()}")
+
+
+def test_observed_iops_come_from_the_measured_phases():
+    """LinkBench and sysbench measure their "run" (not a rate sweep's open-loop phases), TokuMX
+    its client counts, iibench its load: the observed IOPS against the cap come from those."""
+    from types import SimpleNamespace
+
+    import polars as pl
+
+    from enginebench.report import resources
+
+    def iops(phases):
+        rows = [{"system": "s", "phase": p, "read_iops": v} for p, v in phases]
+        return resources._observed(SimpleNamespace(intervals=pl.DataFrame(rows)), "s", "read_iops")
+    assert iops([("load", 900.0), ("run", 100.0), ("run", 300.0), ("sweep 0.5x", 10.0)]) == (200.0, 300.0)
+    assert iops([("load", 900.0), ("clients=1", 50.0), ("clients=2", 70.0)]) == (60.0, 70.0)
+    assert iops([("load", 900.0), ("load", 700.0)]) == (800.0, 900.0)

@@ -9,11 +9,25 @@ from .rundata import RunData
 MB = 1 << 20
 
 
-def _observed(run: RunData, label: str, column: str, phase: str = "run") -> tuple[float | None, float | None]:
-    """(mean, max) of a per-interval rate over a phase."""
+def _measured(run: RunData, label: str) -> pl.DataFrame:
+    """A system's intervals in its measured phases: the closed-loop "run" where there is one
+    (LinkBench, sysbench, a replay; not a rate sweep's open-loop phases), else every phase after
+    the load (TokuMX's client counts), else the load itself where it is what an experiment
+    measures (iibench)."""
+    if run.intervals.is_empty():
+        return run.intervals
+    rows = run.intervals.filter(pl.col("system") == label)
+    for measured in (rows.filter(pl.col("phase") == "run"), rows.filter(pl.col("phase") != "load")):
+        if len(measured):
+            return measured
+    return rows
+
+
+def _observed(run: RunData, label: str, column: str) -> tuple[float | None, float | None]:
+    """(mean, max) of a per-interval rate over the measured phases."""
     if run.intervals.is_empty() or column not in run.intervals.columns:
         return None, None
-    rows = run.intervals.filter((pl.col("system") == label) & (pl.col("phase") == phase))[column].drop_nulls()
+    rows = _measured(run, label)[column].drop_nulls()
     return (float(rows.mean()), float(rows.max())) if len(rows) else (None, None)
 
 
