@@ -66,6 +66,7 @@ def test_provenance_is_recorded(smoke_run):
     speed = m["host"]["speed"]  # the host's CPU speed at both ends, to tell its drift from the engines'
     assert speed["start"]["docs_per_s"] > 0 and speed["end"]["docs_per_s"] > 0
     assert speed["end"]["at"] > speed["start"]["at"]
+    assert isinstance(m["host"]["proactive_reclaim"], list)  # empty where the host evicts nothing on its own
     assert all(info["version"] and info["engine_config"] for info in m["systems"].values())
 
 

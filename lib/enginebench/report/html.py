@@ -73,6 +73,11 @@ def banner(run: RunData) -> str:
         lines.append("Did not complete: " + "; ".join(html.escape(x) for x in not_ok) + ".")
     if m.get("error"):
         lines.append(f"The run stopped on an error: {html.escape(m['error'])}.")
+    for reclaim in (m.get("host") or {}).get("proactive_reclaim") or []:
+        idle = reclaim.get("min_idle_s")
+        lines.append(f"This host evicts page-cache pages idle for {f'{idle:g} s' if idle else 'a while'} on its own "
+                     f"({html.escape(reclaim['mechanism'])}), whatever the free memory: data a run has not touched "
+                     "that long is read again from the device: the OS page cache keeps only what the workload keeps touching.")
     plan = m.get("resources") or {}
     memory = (f"{plan['memory_limit_mb']} MB ({plan.get('method_memory') or 'not enforced'})"
               if plan.get("memory_limit_mb") else "none")

@@ -11,6 +11,7 @@ from pathlib import Path
 import psutil
 
 from ..paths import repo_root
+from .reclaim import proactive_pageout
 
 PACKAGES = ("enginebench", "pymongo", "rocksdict", "lmdb", "polars", "altair", "vl-convert-python",
             "papermill", "hdrhistogram", "psutil", "numpy", "pydantic")
@@ -76,5 +77,6 @@ def host_facts(data_dir: Path) -> dict:
         "os": platform.platform(),
         "python": platform.python_version(),
         "data_filesystem": _filesystem(data_dir),
+        "proactive_reclaim": proactive_pageout(),
         "cgroup": Path("/proc/self/cgroup").read_text().strip().splitlines() if os.path.exists("/proc/self/cgroup") else None,
     }
