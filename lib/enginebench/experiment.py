@@ -39,6 +39,8 @@ def to_html(executed: Path, html_path: Path) -> None:
     # The run cell's output is its progress log: useful live, noise in the report.
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_all_outputs_tags = {"hide-output"}
+    # Schema checks exist for nbval only.
+    config.TagRemovePreprocessor.remove_cell_tags = {"test-only"}
     exporter = HTMLExporter(config=config, exclude_input=True, exclude_input_prompt=True,
                             exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
