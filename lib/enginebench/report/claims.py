@@ -7,6 +7,7 @@ dropped.
 """
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -70,13 +71,29 @@ def evaluate(claims: pl.DataFrame, resolve) -> pl.DataFrame:
 
 
 def magnitude_note(published: float | None, measured: float | None) -> str:
-    """When a claim's direction holds but its size is far from the published one, say so."""
-    if not published or not measured or measured in (float("inf"),):
+    """When a claim's direction holds, say whether its size is near the published one.
+
+    Sizes are compared as effects (log ratios), not as raw ratios: 1.04x against a published 1.34x
+    is a tenth of the effect, although the two ratios differ by only a quarter."""
+    if not published or not measured or published <= 0 or measured <= 0 or math.isinf(measured):
         return ""
-    scale = measured / published
-    if 0.67 <= scale <= 1.5:
+    log_published, log_measured = math.log(published), math.log(measured)
+    if abs(log_published) < math.log(1.1):
+        # The post claimed near-parity: compare the ratios themselves.
+        near = abs(log_measured - log_published) <= math.log(1.1)
+        return " (close to the published size)" if near else ""
+    share = log_measured / log_published
+    if share <= 0:
+        return ""
+    if 0.67 <= share <= 1.5:
         return " (close to the published size)"
-    return f" (the direction matches; the size is {scale:.2f}x the published one)"
+    size = "smaller" if share < 1 else "larger"
+    return (f" (the direction matches, with a {size} effect: {_effect(measured)} against the published "
+            f"{_effect(published)})")
+
+
+def _effect(ratio: float) -> str:
+    return f"{(ratio - 1) * 100:+.0f}%"
 
 
 def verdict_counts(table: pl.DataFrame) -> dict[str, int]:
