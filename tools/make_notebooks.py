@@ -234,7 +234,8 @@ if chart is not None:
     ("code", """claims = repeats.claims(run, sb.claims_table)  # combined over REPEAT=n runs
 display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measured_ratio", "expect", "verdict", "from", "reason"),
                         "Claims", classes={"holds": "eb-holds", "does not hold": "eb-fails", "not evaluated": "eb-na"})))
-lines = [f"- *{r['claim']}*: **{r['verdict']}**" + (f" (measured {r['measured_ratio']:.2f}x, published {r['published_ratio']}x)"
+lines = [f"- *{r['claim']}*: **{r['verdict']}**" + (f" (measured {r['measured_ratio']:.2f}x, " + (
+             f"published {r['published_ratio']:.2f}x)" if r["published_ratio"] is not None else "the post gives no ratio)")
          if r["measured_ratio"] is not None else f" ({r['reason']})") for r in claims.iter_rows(named=True)]
 display(Markdown("\\n".join(lines) + ("\\n\\n" + caveat(run) if caveat(run) else "")))"""),
     ("md", "## Findings"),

@@ -197,3 +197,17 @@ def test_observed_iops_come_from_the_measured_phases():
     assert iops([("load", 900.0), ("run", 100.0), ("run", 300.0), ("sweep 0.5x", 10.0)]) == (200.0, 300.0)
     assert iops([("load", 900.0), ("clients=1", 50.0), ("clients=2", 70.0)]) == (60.0, 70.0)
     assert iops([("load", 900.0), ("load", 700.0)]) == (800.0, 900.0)
+
+
+def test_banner_names_per_system_memory_limits_not_the_unused_default():
+    # sysbench's memory matrix: each system has its own limit; the experiment-wide 256 MB never applied.
+    from types import SimpleNamespace
+
+    from enginebench.report.html import banner
+    manifest = {"run_id": "r", "experiment": "sysbench_cgroups", "scale": "default", "status": "complete",
+                "resources": {"memory_limit_mb": 256, "method_memory": "cgroup", "storage_profile": "disk"}}
+    systems = [{"label": f"wt.{mb}", "status": "complete", "resources": {"memory_limit_mb": mb}} for mb in (240, 180, 210)]
+    text = banner(SimpleNamespace(manifest=manifest, systems=systems))
+    assert "Memory limit: per system, 180, 210, 240 MB (cgroup" in text and "256" not in text
+    same = [{"label": "wt", "status": "complete", "resources": {"memory_limit_mb": 256}}]
+    assert "Memory limit: 256 MB (cgroup)" in banner(SimpleNamespace(manifest=manifest, systems=same))

@@ -81,6 +81,11 @@ def banner(run: RunData) -> str:
     plan = m.get("resources") or {}
     memory = (f"{plan['memory_limit_mb']} MB ({plan.get('method_memory') or 'not enforced'})"
               if plan.get("memory_limit_mb") else "none")
+    per_system = sorted({(s.get("resources") or {}).get("memory_limit_mb") for s in run.systems} - {None})
+    if per_system and per_system != [plan.get("memory_limit_mb")]:
+        # Systems with their own limits (sysbench's memory matrix): the experiment-wide one never applied.
+        memory = (f"per system, {', '.join(str(mb) for mb in per_system)} MB "
+                  f"({plan.get('method_memory') or 'not enforced'}; see the resources table)")
     storage = plan.get("storage_profile", "none")
     if storage != "none":
         scale = plan.get("storage_scale", 1.0)
