@@ -174,7 +174,7 @@ def resolver(run: RunData):
             return Measured(None, "", f"needs complete systems of roles {wanted}; this run has "
                                       + ", ".join(f"{s['label']} ({s['role']}, {s.get('status')})" for s in run.systems))
         va, vb = _value(run, a["label"], phase, metric, op), _value(run, b["label"], phase, metric, op)
-        detail = f"{a['label']}={_short(va)} / {b['label']}={_short(vb)}"
+        detail = f"{a['label']}={_short(va, metric)} / {b['label']}={_short(vb, metric)}"
         if va is None or vb is None:
             return Measured(None, detail, f"{metric} was not measured for {a['label'] if va is None else b['label']}")
         if vb == 0:
@@ -183,9 +183,11 @@ def resolver(run: RunData):
     return resolve
 
 
-def _short(value):
+def _short(value, metric: str = ""):
     if value is None:
         return "n/a"
+    if metric in ("rss_gb", "size_du_gb"):  # resolved in bytes; the claims speak in GB
+        return f"{value / 2**30:.2f} GiB"
     return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
 
 
