@@ -61,6 +61,11 @@ def side_by_side(*parts: str) -> str:
     return STYLE + "<div class='eb-side'>" + "".join(f"<div>{p}</div>" for p in parts) + "</div>"
 
 
+# Probe ratios (end / start) within which the host counts as steady over a run. The VM this was
+# built on switches between two speeds about 1.6x apart, sometimes within one probe call.
+SPEED_STEADY = (0.8, 1.25)
+
+
 def banner(run: RunData) -> str:
     m = run.manifest
     lines = list(m.get("banner") or [])
@@ -78,6 +83,13 @@ def banner(run: RunData) -> str:
         lines.append(f"This host evicts page-cache pages idle for {f'{idle:g} s' if idle else 'a while'} on its own "
                      f"({html.escape(reclaim['mechanism'])}), whatever the free memory: data a run has not touched "
                      "that long is read again from the device: the OS page cache keeps only what the workload keeps touching.")
+    speed = (m.get("host") or {}).get("speed") or {}
+    change = drift(speed.get("start"), speed.get("end"))
+    if change is not None and not SPEED_STEADY[0] <= change <= SPEED_STEADY[1]:
+        lines.append(f"<b>The host's speed changed during this run</b>: its probe read {change:.2f}x at the end "
+                     "what it read at the start (see provenance). Figures measured late in the run (later "
+                     "systems, higher client counts, later intervals) are not comparable with early ones; "
+                     "repeat the run before drawing conclusions from them.")
     plan = m.get("resources") or {}
     memory = (f"{plan['memory_limit_mb']} MB ({plan.get('method_memory') or 'not enforced'})"
               if plan.get("memory_limit_mb") else "none")
