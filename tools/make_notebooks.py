@@ -102,7 +102,7 @@ used (inside the same process for embedded engines)."""),
 post = lb.post_tables(params["reference"]["config"])
 display(HTML(html.side_by_side(html.table(post.get("load", pl.DataFrame()), "2015: load"),
                                html.table(ours.get("load", pl.DataFrame()), "measured: load"))))"""),
-    ("schema", """# NBVAL_CHECK_OUTPUT
+    ("nbval", """# NBVAL_CHECK_OUTPUT
 # The schema of our load table (its values vary run to run; its columns must not).
 print(ours["load"].schema if "load" in ours else "no load table")"""),
     ("md", "## Query phase\n\nThe post reported its 2nd and 12th hour; ours are the measured intervals of this scale."),
@@ -183,7 +183,7 @@ if held:
 least two seconds; `qrate`: queries per second while queries ran; `size`: the database at the end
 (`du`). The post's database was 500M documents on 144 GB of RAM and PCIe flash."""),
     ("code", """display(HTML(html.side_by_side(html.table(ib.post_table(), "2015"), html.table(ib.our_table(run), "measured"))))"""),
-    ("schema", """# NBVAL_CHECK_OUTPUT
+    ("nbval", """# NBVAL_CHECK_OUTPUT
 print(ib.our_table(run).schema)"""),
     ("md", "## Rates over time\n\nThe post showed both rates over the load; here against the number of documents inserted so far."),
     ("code", """series = ib.rate_series(run)
@@ -288,7 +288,7 @@ counts."""),
     ("code", """ours = tk.insert_table(run) if kind == "insert" else tk.sweep_max(run)
 display(HTML(html.side_by_side(html.table(tk.post_table(params["reference"]["config"]), "2013"),
                                html.table(ours, "measured"))))"""),
-    ("schema", """# NBVAL_CHECK_OUTPUT
+    ("nbval", """# NBVAL_CHECK_OUTPUT
 print(ours.schema)"""),
     ("md", """## Over time
 
@@ -332,8 +332,9 @@ display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measure
                         "Claims (verdicts)", classes=verdicts)))
 if not stand_ins.is_empty():
     display(HTML(html.table(stand_ins.select("id", "published_ratio", "measured_ratio", "expect", "from", "reason"),
-                            f"Stand-in comparisons, not verdicts: {tk.stand_in_roles(run)}")))"""),
-    ("check", """# NBVAL_CHECK_OUTPUT
+                            "Stand-in comparisons, not verdicts: " + ", ".join(
+                                f"{lsm} standing in for {role}" for role, lsm in tk.stand_in_roles(run).items()))))"""),
+    ("nbval", """# NBVAL_CHECK_OUTPUT
 for row in claims.iter_rows(named=True):
     print(row["id"], "|", row["verdict"], "|", row["reason"])"""),
     ("md", "## Findings"),
@@ -379,7 +380,7 @@ display(HTML(html.table(latency, "Latency per op type (ms)")))
 chart = fb.latency_chart(latency)
 if chart is not None:
     display(Image(charts.to_png(chart)))"""),
-    ("schema", """# NBVAL_CHECK_OUTPUT
+    ("nbval", """# NBVAL_CHECK_OUTPUT
 print(latency.schema)"""),
     ("md", """## Latency against documents scanned
 
@@ -423,8 +424,8 @@ def build(cells) -> nbformat.NotebookNode:
                 cell.metadata["tags"] = ["parameters"]
             elif kind == "run":
                 cell.metadata["tags"] = ["hide-output"]
-            elif kind == "schema":
-                # A table's columns, checked by nbval; says nothing to a reader of the report.
+            elif kind == "nbval":
+                # Checked by nbval (a table's columns, verdicts shown above): nothing new for a reader.
                 cell.metadata["tags"] = ["test-only"]
             nb.cells.append(cell)
     return nb
