@@ -12,6 +12,8 @@ from pathlib import Path
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
+from enginebench.experiment import NBVAL_ONLY_TAG
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -425,8 +427,7 @@ def build(cells) -> nbformat.NotebookNode:
             elif kind == "run":
                 cell.metadata["tags"] = ["hide-output"]
             elif kind == "nbval":
-                # Checked by nbval (a table's columns, verdicts shown above): nothing new for a reader.
-                cell.metadata["tags"] = ["test-only"]
+                cell.metadata["tags"] = [NBVAL_ONLY_TAG]
             nb.cells.append(cell)
     return nb
 

@@ -22,6 +22,11 @@ def notebook_path(name: str) -> Path:
     return repo_root() / "notebooks" / f"{name}.ipynb"
 
 
+# Cells kept for nbval's checks only (a table's columns, verdicts a table above already shows):
+# the notebook generator tags them, and the HTML report leaves them out.
+NBVAL_ONLY_TAG = "test-only"
+
+
 def check_parameters(notebook: Path, parameters: dict) -> None:
     import papermill
     declared = papermill.inspect_notebook(str(notebook))
@@ -39,8 +44,7 @@ def to_html(executed: Path, html_path: Path) -> None:
     # The run cell's output is its progress log: useful live, noise in the report.
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_all_outputs_tags = {"hide-output"}
-    # Schema checks exist for nbval only.
-    config.TagRemovePreprocessor.remove_cell_tags = {"test-only"}
+    config.TagRemovePreprocessor.remove_cell_tags = {NBVAL_ONLY_TAG}
     exporter = HTMLExporter(config=config, exclude_input=True, exclude_input_prompt=True,
                             exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))

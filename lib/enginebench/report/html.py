@@ -78,12 +78,13 @@ def banner(run: RunData) -> str:
         lines.append("Did not complete: " + "; ".join(html.escape(x) for x in not_ok) + ".")
     if m.get("error"):
         lines.append(f"The run stopped on an error: {html.escape(m['error'])}.")
-    for reclaim in (m.get("host") or {}).get("proactive_reclaim") or []:
+    host = m.get("host") or {}
+    for reclaim in host.get("proactive_reclaim") or []:
         idle = reclaim.get("min_idle_s")
         lines.append(f"This host evicts page-cache pages idle for {f'{idle:g} s' if idle else 'a while'} on its own "
                      f"({html.escape(reclaim['mechanism'])}), whatever the free memory: data a run has not touched "
                      "that long is read again from the device: the OS page cache keeps only what the workload keeps touching.")
-    speed = (m.get("host") or {}).get("speed") or {}
+    speed = host.get("speed") or {}
     change = drift(speed.get("start"), speed.get("end"))
     if change is not None and not SPEED_STEADY[0] <= change <= SPEED_STEADY[1]:
         lines.append(f"<b>The host's speed changed during this run</b>: its probe read {change:.2f}x at the end "

@@ -3,8 +3,8 @@
 A shared virtual machine's speed drifts: on the 2-core VM this collection was built on, this
 probe moved by a third within an hour with nothing else running, and LinkBench's load took 1.5
 times as long in the evening as at noon. Without a figure for the host's speed at the time, such
-a run reads as a regression of the engine or of the harness. The probe is a fixed piece of the harness's own single-threaded
-work (encoding and decoding BSON documents of LinkBench's shape and hashing their keys), so its
+a run reads as a regression of the engine or of the harness. The probe is a fixed piece of the
+harness's own single-threaded work (encoding and decoding BSON documents of LinkBench's shape and hashing their keys), so its
 rate moves with what the runner's client side and the embedded engines' Python calls can do.
 It takes about a second and runs while nothing else of the run is running.
 """

@@ -57,7 +57,8 @@ class RunFolder:
             "status": "running", "started_at": datetime.now(timezone.utc).isoformat(), "finished_at": None,
             "target": {k: v for k, v in target.items() if k != "banner"}, "banner": banner,
             "params": params, "git": git_state(), "packages": package_versions(),
-            "host": {**host_facts(scratch), "speed": {"start": calibrate(), "end": None}}, "resources": resources, "runner_env": runner_env,
+            "host": {**host_facts(scratch), "speed": {"start": calibrate(), "end": None}},
+            "resources": resources, "runner_env": runner_env,
             "systems": {},
         }
         folder = cls(base / name, manifest)
