@@ -18,10 +18,12 @@ else
 endif
 PY := $(ENV_DIR)/bin/python
 STAMP := $(ENV_DIR)/.enginebench-setup
-SETUP_INPUTS := lib/pyproject.toml tools/build_wiredtiger.sh tools/setup.sh
-DEBIAN_PACKAGES := libsnappy-dev libzstd-dev chromium
+SETUP_INPUTS := lib/pyproject.toml tools/build_wiredtiger.sh tools/setup.sh tools/build_native.sh tools/rust_ok.sh
+# The engines the native runner links (RocksDB, LMDB; WiredTiger 3.2.1 beside the 11.3.1 built
+# from source), perf for `make bench`'s CPU attribution, Chromium for the report checks.
+DEBIAN_PACKAGES := libsnappy-dev libzstd-dev librocksdb-dev liblmdb-dev libwiredtiger-dev linux-perf chromium
 
-.PHONY: setup setup-legacy experiment test reports compare bench clean notebooks help
+.PHONY: setup native setup-legacy experiment test reports compare bench clean notebooks help
 
 help:
 	@echo "make experiment EXP=<name> [SCALE=smoke|default|paper] [TARGET=auto|embedded|mongod|uri] [REPEAT=n]"
@@ -34,15 +36,21 @@ $(STAMP): $(SETUP_INPUTS)
 	@bash tools/setup.sh "$(ENV_DIR)" "$(DEBIAN_PACKAGES)"
 	@touch $(STAMP)
 
+# The native runner (lib/native), rebuilt whenever its sources changed (cargo is incremental).
+native: $(STAMP)
+	@bash tools/build_native.sh
+
 # The client environment for MongoDB 3.0-4.2 servers (pymongo 3.x); see README "The mongod target".
 setup-legacy: $(STAMP)
 	@bash tools/setup_legacy.sh "$(CURDIR)/.venv-legacy"
 
-experiment: $(STAMP)
+experiment: native
 	@if [ -z "$(EXP)" ]; then echo "make experiment: EXP= is required; one of: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')" >&2; exit 2; fi
 	$(PY) -m enginebench experiment "$(EXP)" --scale "$(SCALE)" --target "$(TARGET)" --repeat "$(REPEAT)" $(if $(RUN),--run-dir "$(RUN)")
 
-test: $(STAMP)
+test: native
+	CARGO_TARGET_DIR=$(CURDIR)/.build/native EB_WIREDTIGER_BUILD=$(CURDIR)/.build/wiredtiger/out \
+	    cargo test --release --quiet --manifest-path lib/native/Cargo.toml
 	$(PY) -m pytest -q lib/tests
 	$(PY) -m pytest -q --nbval-lax --nbval-current-env --nbval-cell-timeout=600 \
 	    --nbval-sanitize-with tools/nbval-sanitize.cfg notebooks/
@@ -54,7 +62,7 @@ compare: $(STAMP)
 	@if [ -z "$(A)" ] || [ -z "$(B)" ]; then echo "make compare: A=<results folder> B=<results folder> are required" >&2; exit 2; fi
 	$(PY) -m enginebench compare "$(A)" "$(B)"
 
-bench: $(STAMP)
+bench: native
 	$(PY) -m enginebench bench
 
 # Regenerate the notebooks and their stored reference outputs (smoke scale).

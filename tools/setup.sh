@@ -34,6 +34,16 @@ echo "setup: installing the enginebench package and its dependencies"
 # swig 4.0.x: later versions dropped the Python 2 compatibility macros WiredTiger 11.3's interface uses.
 "$PY" -m pip install -q -e lib "swig==4.0.2" cmake ninja
 
+# Rust for the native runner: a cargo on PATH that is recent enough, else Debian's current
+# toolchain (cargo-web / rustc-web, bookworm's updates).
+if ! bash tools/rust_ok.sh; then
+  if [ "$(id -u)" = 0 ]; then
+    echo "setup: installing Debian's Rust toolchain (cargo-web)"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq cargo-web >/dev/null
+  fi
+  bash tools/rust_ok.sh || { echo "setup: the native runner needs Rust 1.80 or newer (Debian: apt-get install cargo-web)" >&2; exit 1; }
+fi
+
 if ! "$PY" -c "import wiredtiger" 2>/dev/null; then
   echo "setup: building WiredTiger's Python binding with snappy and zstd (about two minutes)"
   build=$(bash tools/build_wiredtiger.sh "$PY" .build/wiredtiger)
@@ -50,5 +60,8 @@ for compressor in ("snappy", "zstd"):
 conn.close()
 print("setup: WiredTiger", wiredtiger.wiredtiger_version()[0], "with snappy and zstd")
 PYCHECK
+echo "setup: building the native runner (lib/native)"
+bash tools/build_native.sh
+
 "$PY" -m ipykernel install --sys-prefix --name enginebench --display-name "Python (enginebench)" >/dev/null
 echo "setup: done ($ENV_DIR)"

@@ -38,3 +38,12 @@ def reports_dir() -> Path:
 def scratch_dir() -> Path:
     """Where engines keep their data during a run (deleted afterwards unless keep_data)."""
     return Path(os.environ.get("ENGINEBENCH_DATA") or repo_root() / ".build" / "data")
+
+
+def native_runner() -> Path:
+    """The native runner binary `make setup` builds (lib/native); ENGINEBENCH_RUNNER overrides."""
+    env = os.environ.get("ENGINEBENCH_RUNNER")
+    path = Path(env) if env else repo_root() / ".build" / "native" / "release" / "enginebench-runner"
+    if not path.is_file():
+        raise FileNotFoundError(f"the native runner is not built ({path} is missing); run `make setup`")
+    return path

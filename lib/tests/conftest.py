@@ -3,7 +3,7 @@ import shutil
 
 import pytest
 
-from enginebench.stores import open_embedded
+from enginebench.stores.native import NativeStore
 
 # The four embedded systems every test runs against: (id, engine, options).
 EMBEDDED = [
@@ -16,8 +16,9 @@ EMBEDDED = [
 
 @pytest.fixture(params=EMBEDDED, ids=[e[0] for e in EMBEDDED])
 def embedded_store(request, tmp_path):
+    """The native record store of each embedded engine (the one the runner measures)."""
     _, engine, options = request.param
-    store = open_embedded(engine, tmp_path / "db", options)
+    store = NativeStore(engine, tmp_path / "db", options)
     yield store
     store.close()
 

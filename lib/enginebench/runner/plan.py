@@ -1,6 +1,8 @@
 """The common experiment plan: load, verify, quiesce, warm up, measure, check.
 
-Workloads that follow it provide: setup(store), load_threads(n), expected_after_load(),
+`steps` writes it declaratively, as the list of steps the native runner executes (lib/native
+src/plan.rs documents each step); `load_then_measure` executes it in Python for the server
+targets. Workloads that follow it provide: setup(store), load_threads(n), expected_after_load(),
 requester(i, n) with next() -> (op, fn(store)), and check(store) -> dict.
 """
 from __future__ import annotations
@@ -10,6 +12,29 @@ import time
 
 from .coldstart import evict
 from .phases import run_phase
+
+
+def steps(phases: dict) -> list[dict]:
+    """The phase plan of a load-then-measure experiment, from its params' `phases` (a system
+    with `measure_requests: false` has intervals 0: it loads and stops)."""
+    plan = [{"step": "load", "threads": phases["loaders"], "interval_s": phases["load_interval_s"]},
+            {"step": "verify"},
+            {"step": "quiesce", "seconds": phases["quiesce_s"]}]
+    if phases["intervals"] == 0:
+        return plan
+    if phases.get("cold_start", "none") != "none":
+        plan.append({"step": "cold_start", "method": phases["cold_start"]})
+    n, rate = phases["requesters"], phases.get("request_rate")
+    if phases["warmup_s"] > 0:
+        plan.append({"step": "measure", "name": "warmup", "threads": n, "interval_s": phases["warmup_s"],
+                     "duration_s": phases["warmup_s"], "rate_per_s": rate})
+    plan.append({"step": "measure", "name": "run", "threads": n, "interval_s": phases["interval_s"],
+                 "duration_s": phases["interval_s"] * phases["intervals"], "rate_per_s": rate})
+    if phases.get("rate_sweep"):
+        plan.append({"step": "rate_sweep", "of": "run", "fractions": phases["rate_sweep"],
+                     "seconds": phases["rate_sweep_s"], "threads": n})
+    plan.append({"step": "check"})
+    return plan
 
 
 def request_loop(requester, rate_per_worker: float | None = None, offset: float = 0.0):

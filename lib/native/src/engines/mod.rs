@@ -1,0 +1,136 @@
+//! The key-value contract each embedded engine implements, and opening an engine by name.
+//!
+//! The record store (store/) lays MongoDB's collections and indexes out over these tables; an
+//! engine adapter only maps tables, transactions and ordered scans onto its engine, the way
+//! ClickBench's per-system scripts only wrap their system.
+//!
+//! Tables come in two kinds, as in mongod: record tables keyed by a 64-bit record id (passed
+//! here as its 8-byte order-preserving encoding, store::keys::record_key), and index tables
+//! keyed by byte strings.
+pub mod lmdb;
+pub mod rocksdb;
+pub mod wiredtiger;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TableKind {
+    Records,
+    Index,
+}
+
+/// A table handle: an index into the engine's own table list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Table(pub usize);
+
+/// A scan visitor: called with (key, value) in order; returns false to stop the scan.
+pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> bool;
+
+pub trait Engine: Send + Sync {
+    /// The engine's name as reports show it ("wiredtiger", "wiredtiger-lsm", "rocksdb", "lmdb").
+    fn name(&self) -> &str;
+    fn version(&self) -> String;
+    /// The settings it runs with, for the manifest (every config string, as passed).
+    fn config(&self) -> Value;
+    /// Create the table if needed and return its handle.
+    fn table(&self, name: &str, kind: TableKind) -> Result<Table>;
+    /// A session for one thread: its transactions and cursors.
+    fn session(&self) -> Result<Box<dyn Session>>;
+    /// Cumulative engine counters, sampled per interval.
+    fn stats(&self) -> Vec<(String, i64)>;
+    /// Make everything durable (the quiesce between phases).
+    fn checkpoint(&self) -> Result<()>;
+    /// Close the engine. After a fatal error it must not wait on the engine's threads.
+    fn close(&self) -> Result<()>;
+}
+
+/// One thread's access to the engine. Every read and write happens inside a transaction
+/// begun with `begin`; a write conflict surfaces as Kind::WriteConflict from the call that
+/// detects it (any write, or the commit).
+pub trait Session {
+    fn begin(&mut self, write: bool) -> Result<()>;
+    fn commit(&mut self) -> Result<()>;
+    fn rollback(&mut self);
+    /// The value of `key`, appended to `out`; false when the key is absent.
+    fn get(&mut self, table: Table, key: &[u8], out: &mut Vec<u8>) -> Result<bool>;
+    /// As `get`, for a key the transaction is about to write (engines with row locks lock it).
+    fn get_for_update(&mut self, table: Table, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        self.get(table, key, out)
+    }
+    fn put(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<()>;
+    /// Insert a key that must not exist yet (a unique index entry): false when it does, and
+    /// nothing is written. Each engine does it as its mongod did (WiredTiger: an insert on an
+    /// overwrite=false cursor; MongoRocks: a read, then a write).
+    fn insert_new(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<bool>;
+    fn delete(&mut self, table: Table, key: &[u8]) -> Result<()>;
+    /// Keys in [low, high) (high None: to the end of the table), ascending, or descending from
+    /// just below `high` when `reverse`.
+    fn scan(&mut self, table: Table, low: &[u8], high: Option<&[u8]>, reverse: bool, visit: Visit) -> Result<()>;
+}
+
+/// Open an engine by its params name with the system's engine options (already validated by
+/// the params schema; an unknown key here is an error, not a default).
+pub fn open(engine: &str, dir: &std::path::Path, options: &serde_json::Map<String, Value>) -> Result<Arc<dyn Engine>> {
+    std::fs::create_dir_all(dir)?;
+    match engine {
+        "wiredtiger" => Ok(Arc::new(wiredtiger::WiredTiger::open(dir, options)?)),
+        "rocksdb" => Ok(Arc::new(rocksdb::RocksDb::open(dir, options)?)),
+        "lmdb" => Ok(Arc::new(lmdb::Lmdb::open(dir, options)?)),
+        other => Err(Error::other(format!("unknown embedded engine {other:?}; allowed: wiredtiger, rocksdb, lmdb"))),
+    }
+}
+
+/// Reads engine options by name, refusing keys nobody asked for: a misspelt knob must never
+/// silently fall back to a default.
+pub struct Options<'a> {
+    engine: &'static str,
+    map: &'a serde_json::Map<String, Value>,
+    used: std::cell::RefCell<Vec<&'static str>>,
+}
+
+impl<'a> Options<'a> {
+    pub fn new(engine: &'static str, map: &'a serde_json::Map<String, Value>) -> Self {
+        Options { engine, map, used: Default::default() }
+    }
+    fn raw(&self, key: &'static str) -> Option<&Value> {
+        self.used.borrow_mut().push(key);
+        self.map.get(key).filter(|v| !v.is_null())
+    }
+    pub fn int(&self, key: &'static str, default: i64) -> Result<i64> {
+        match self.raw(key) {
+            None => Ok(default),
+            Some(v) => v.as_i64().ok_or_else(|| Error::other(format!("{}: option {key} must be an integer (got {v})", self.engine))),
+        }
+    }
+    pub fn boolean(&self, key: &'static str, default: bool) -> Result<bool> {
+        match self.raw(key) {
+            None => Ok(default),
+            Some(v) => v.as_bool().ok_or_else(|| Error::other(format!("{}: option {key} must be true or false (got {v})", self.engine))),
+        }
+    }
+    pub fn string(&self, key: &'static str, default: &str, allowed: &[&str]) -> Result<String> {
+        let value = match self.raw(key) {
+            None => default.to_string(),
+            Some(v) => v.as_str().ok_or_else(|| Error::other(format!("{}: option {key} must be a string (got {v})", self.engine)))?.to_string(),
+        };
+        if !allowed.is_empty() && !allowed.contains(&value.as_str()) {
+            return Err(Error::other(format!("{}: option {key} is {value:?}; allowed: {}", self.engine, allowed.join(", "))));
+        }
+        Ok(value)
+    }
+    /// Call once every option was read: names any key left over.
+    pub fn finish(&self) -> Result<()> {
+        let used = self.used.borrow();
+        let unknown: Vec<&String> = self.map.keys().filter(|k| !used.contains(&k.as_str())).collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let mut allowed: Vec<&str> = used.clone();
+        allowed.sort();
+        Err(Error::other(format!("{}: unknown option(s) {:?}; allowed: {}", self.engine, unknown, allowed.join(", "))))
+    }
+}

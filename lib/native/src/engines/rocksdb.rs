@@ -1,0 +1,616 @@
+//! RocksDB, laid out and configured as MongoRocks did it, through RocksDB's C API.
+//!
+//! One key space; every table is a 4-byte prefix, as MongoRocks gave each collection and index
+//! (the prefixes are kept under a metadata prefix so a reopened database finds them). The
+//! options come from store::mongod_layout::RocksLayout, which cites MongoRocks' source.
+//!
+//! Transactions: a TransactionDB with snapshot transactions and no lock wait. A write to a key
+//! another open transaction wrote, or that changed since this transaction's snapshot, fails at
+//! once and the record store retries the operation, as MongoRocks raised a WriteConflict in the
+//! same two cases. Read-only calls read a plain snapshot without a transaction.
+use std::ffi::{c_char, c_int, c_uchar, c_void, CStr, CString};
+use std::path::Path;
+use std::ptr;
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+use super::{Engine, Options, Session, Table, TableKind, Visit};
+use crate::error::{Error, Result};
+use crate::store::mongod_layout::RocksLayout;
+
+#[allow(non_camel_case_types)]
+mod ffi {
+    use super::*;
+    pub enum rocksdb_options_t {}
+    pub enum rocksdb_block_based_table_options_t {}
+    pub enum rocksdb_cache_t {}
+    pub enum rocksdb_filterpolicy_t {}
+    pub enum rocksdb_transactiondb_t {}
+    pub enum rocksdb_transactiondb_options_t {}
+    pub enum rocksdb_transaction_t {}
+    pub enum rocksdb_transaction_options_t {}
+    pub enum rocksdb_writeoptions_t {}
+    pub enum rocksdb_readoptions_t {}
+    pub enum rocksdb_snapshot_t {}
+    pub enum rocksdb_iterator_t {}
+    pub enum rocksdb_pinnableslice_t {}
+    pub enum rocksdb_flushoptions_t {}
+
+    extern "C" {
+        pub fn rocksdb_options_create() -> *mut rocksdb_options_t;
+        pub fn rocksdb_options_destroy(o: *mut rocksdb_options_t);
+        pub fn rocksdb_options_set_create_if_missing(o: *mut rocksdb_options_t, v: c_uchar);
+        pub fn rocksdb_options_set_compression_per_level(o: *mut rocksdb_options_t, levels: *const c_int, n: usize);
+        pub fn rocksdb_options_set_write_buffer_size(o: *mut rocksdb_options_t, v: usize);
+        pub fn rocksdb_options_set_max_write_buffer_number(o: *mut rocksdb_options_t, v: c_int);
+        pub fn rocksdb_options_set_level0_slowdown_writes_trigger(o: *mut rocksdb_options_t, v: c_int);
+        pub fn rocksdb_options_set_max_background_compactions(o: *mut rocksdb_options_t, v: c_int);
+        pub fn rocksdb_options_set_max_background_flushes(o: *mut rocksdb_options_t, v: c_int);
+        pub fn rocksdb_options_set_target_file_size_base(o: *mut rocksdb_options_t, v: u64);
+        pub fn rocksdb_options_set_max_bytes_for_level_base(o: *mut rocksdb_options_t, v: u64);
+        pub fn rocksdb_options_set_level_compaction_dynamic_level_bytes(o: *mut rocksdb_options_t, v: c_uchar);
+        pub fn rocksdb_options_set_max_open_files(o: *mut rocksdb_options_t, v: c_int);
+        pub fn rocksdb_options_set_optimize_filters_for_hits(o: *mut rocksdb_options_t, v: c_int);
+        pub fn rocksdb_options_set_wal_dir(o: *mut rocksdb_options_t, dir: *const c_char);
+        pub fn rocksdb_options_enable_statistics(o: *mut rocksdb_options_t);
+        pub fn rocksdb_options_statistics_get_string(o: *mut rocksdb_options_t) -> *mut c_char;
+        pub fn rocksdb_options_set_block_based_table_factory(o: *mut rocksdb_options_t, t: *mut rocksdb_block_based_table_options_t);
+        pub fn rocksdb_block_based_options_create() -> *mut rocksdb_block_based_table_options_t;
+        pub fn rocksdb_block_based_options_destroy(t: *mut rocksdb_block_based_table_options_t);
+        pub fn rocksdb_block_based_options_set_block_size(t: *mut rocksdb_block_based_table_options_t, v: usize);
+        pub fn rocksdb_block_based_options_set_block_cache(t: *mut rocksdb_block_based_table_options_t, c: *mut rocksdb_cache_t);
+        pub fn rocksdb_block_based_options_set_filter_policy(t: *mut rocksdb_block_based_table_options_t, f: *mut rocksdb_filterpolicy_t);
+        pub fn rocksdb_block_based_options_set_format_version(t: *mut rocksdb_block_based_table_options_t, v: c_int);
+        pub fn rocksdb_filterpolicy_create_bloom(bits_per_key: f64) -> *mut rocksdb_filterpolicy_t;
+        pub fn rocksdb_cache_create_lru(capacity: usize) -> *mut rocksdb_cache_t;
+        pub fn rocksdb_cache_destroy(c: *mut rocksdb_cache_t);
+        pub fn rocksdb_transactiondb_options_create() -> *mut rocksdb_transactiondb_options_t;
+        pub fn rocksdb_transactiondb_options_destroy(o: *mut rocksdb_transactiondb_options_t);
+        pub fn rocksdb_transactiondb_options_set_transaction_lock_timeout(o: *mut rocksdb_transactiondb_options_t, ms: i64);
+        pub fn rocksdb_transactiondb_options_set_default_lock_timeout(o: *mut rocksdb_transactiondb_options_t, ms: i64);
+        pub fn rocksdb_transactiondb_open(o: *const rocksdb_options_t, t: *const rocksdb_transactiondb_options_t,
+                                          name: *const c_char, err: *mut *mut c_char) -> *mut rocksdb_transactiondb_t;
+        pub fn rocksdb_transactiondb_close(db: *mut rocksdb_transactiondb_t);
+        pub fn rocksdb_transactiondb_property_int(db: *mut rocksdb_transactiondb_t, name: *const c_char, out: *mut u64) -> c_int;
+        pub fn rocksdb_transactiondb_flush(db: *mut rocksdb_transactiondb_t, o: *const rocksdb_flushoptions_t, err: *mut *mut c_char);
+        pub fn rocksdb_transactiondb_flush_wal(db: *mut rocksdb_transactiondb_t, sync: c_uchar, err: *mut *mut c_char);
+        pub fn rocksdb_transactiondb_create_snapshot(db: *mut rocksdb_transactiondb_t) -> *const rocksdb_snapshot_t;
+        pub fn rocksdb_transactiondb_release_snapshot(db: *mut rocksdb_transactiondb_t, s: *const rocksdb_snapshot_t);
+        pub fn rocksdb_transactiondb_get_pinned(db: *mut rocksdb_transactiondb_t, o: *const rocksdb_readoptions_t,
+                                                key: *const c_char, klen: usize, err: *mut *mut c_char) -> *mut rocksdb_pinnableslice_t;
+        pub fn rocksdb_transactiondb_put(db: *mut rocksdb_transactiondb_t, o: *const rocksdb_writeoptions_t,
+                                         key: *const c_char, klen: usize, val: *const c_char, vlen: usize, err: *mut *mut c_char);
+        pub fn rocksdb_transactiondb_create_iterator(db: *mut rocksdb_transactiondb_t, o: *const rocksdb_readoptions_t) -> *mut rocksdb_iterator_t;
+        pub fn rocksdb_flushoptions_create() -> *mut rocksdb_flushoptions_t;
+        pub fn rocksdb_flushoptions_set_wait(o: *mut rocksdb_flushoptions_t, v: c_uchar);
+        pub fn rocksdb_flushoptions_destroy(o: *mut rocksdb_flushoptions_t);
+        pub fn rocksdb_transaction_options_create() -> *mut rocksdb_transaction_options_t;
+        pub fn rocksdb_transaction_options_set_set_snapshot(o: *mut rocksdb_transaction_options_t, v: c_uchar);
+        pub fn rocksdb_transaction_options_set_lock_timeout(o: *mut rocksdb_transaction_options_t, ms: i64);
+        pub fn rocksdb_transaction_options_destroy(o: *mut rocksdb_transaction_options_t);
+        pub fn rocksdb_transaction_begin(db: *mut rocksdb_transactiondb_t, w: *const rocksdb_writeoptions_t,
+                                         t: *const rocksdb_transaction_options_t, old: *mut rocksdb_transaction_t) -> *mut rocksdb_transaction_t;
+        pub fn rocksdb_transaction_get_snapshot(t: *mut rocksdb_transaction_t) -> *const rocksdb_snapshot_t;
+        pub fn rocksdb_transaction_get_pinned(t: *mut rocksdb_transaction_t, o: *const rocksdb_readoptions_t,
+                                              key: *const c_char, klen: usize, err: *mut *mut c_char) -> *mut rocksdb_pinnableslice_t;
+        pub fn rocksdb_transaction_get_pinned_for_update(t: *mut rocksdb_transaction_t, o: *const rocksdb_readoptions_t,
+                                                         key: *const c_char, klen: usize, exclusive: c_uchar,
+                                                         err: *mut *mut c_char) -> *mut rocksdb_pinnableslice_t;
+        pub fn rocksdb_transaction_put(t: *mut rocksdb_transaction_t, key: *const c_char, klen: usize,
+                                       val: *const c_char, vlen: usize, err: *mut *mut c_char);
+        pub fn rocksdb_transaction_delete(t: *mut rocksdb_transaction_t, key: *const c_char, klen: usize, err: *mut *mut c_char);
+        pub fn rocksdb_transaction_commit(t: *mut rocksdb_transaction_t, err: *mut *mut c_char);
+        pub fn rocksdb_transaction_rollback(t: *mut rocksdb_transaction_t, err: *mut *mut c_char);
+        pub fn rocksdb_transaction_destroy(t: *mut rocksdb_transaction_t);
+        pub fn rocksdb_transaction_create_iterator(t: *mut rocksdb_transaction_t, o: *const rocksdb_readoptions_t) -> *mut rocksdb_iterator_t;
+        pub fn rocksdb_writeoptions_create() -> *mut rocksdb_writeoptions_t;
+        pub fn rocksdb_writeoptions_set_sync(o: *mut rocksdb_writeoptions_t, v: c_uchar);
+        pub fn rocksdb_writeoptions_destroy(o: *mut rocksdb_writeoptions_t);
+        pub fn rocksdb_readoptions_create() -> *mut rocksdb_readoptions_t;
+        pub fn rocksdb_readoptions_set_snapshot(o: *mut rocksdb_readoptions_t, s: *const rocksdb_snapshot_t);
+        pub fn rocksdb_readoptions_set_iterate_upper_bound(o: *mut rocksdb_readoptions_t, key: *const c_char, klen: usize);
+        pub fn rocksdb_readoptions_destroy(o: *mut rocksdb_readoptions_t);
+        pub fn rocksdb_pinnableslice_value(s: *const rocksdb_pinnableslice_t, len: *mut usize) -> *const c_char;
+        pub fn rocksdb_pinnableslice_destroy(s: *mut rocksdb_pinnableslice_t);
+        pub fn rocksdb_iter_seek(i: *mut rocksdb_iterator_t, key: *const c_char, klen: usize);
+        pub fn rocksdb_iter_seek_for_prev(i: *mut rocksdb_iterator_t, key: *const c_char, klen: usize);
+        pub fn rocksdb_iter_valid(i: *const rocksdb_iterator_t) -> c_uchar;
+        pub fn rocksdb_iter_next(i: *mut rocksdb_iterator_t);
+        pub fn rocksdb_iter_prev(i: *mut rocksdb_iterator_t);
+        pub fn rocksdb_iter_key(i: *const rocksdb_iterator_t, len: *mut usize) -> *const c_char;
+        pub fn rocksdb_iter_value(i: *const rocksdb_iterator_t, len: *mut usize) -> *const c_char;
+        pub fn rocksdb_iter_get_error(i: *const rocksdb_iterator_t, err: *mut *mut c_char);
+        pub fn rocksdb_iter_destroy(i: *mut rocksdb_iterator_t);
+        pub fn rocksdb_free(p: *mut c_void);
+    }
+}
+use ffi::*;
+
+// Compression types of RocksDB's C API (c.h: rocksdb_no_compression ...).
+const NO_COMPRESSION: c_int = 0;
+
+fn compression_code(name: &str) -> Option<c_int> {
+    Some(match name {
+        "none" => 0,
+        "snappy" => 1,
+        "zlib" => 2,
+        "lz4" => 4,
+        "zstd" => 7,
+        _ => return None,
+    })
+}
+
+/// Turns a C API error string into an Error: Busy / TimedOut are write conflicts (a key
+/// locked by, or changed under, another transaction); an IO error that ran out of space is fatal.
+fn take_error(err: *mut c_char, what: &str) -> Result<()> {
+    if err.is_null() {
+        return Ok(());
+    }
+    let text = unsafe { CStr::from_ptr(err) }.to_string_lossy().into_owned();
+    unsafe { rocksdb_free(err as *mut c_void) };
+    if text.starts_with("Resource busy") || text.starts_with("Operation timed out") || text.starts_with("Operation aborted") {
+        return Err(Error::conflict(format!("{what}: {text}")));
+    }
+    if text.contains("No space left on device") || text.starts_with("IO error") {
+        return Err(Error::fatal(format!("{what}: {text}")));
+    }
+    Err(Error::other(format!("{what}: {text}")))
+}
+
+const META: [u8; 4] = [0, 0, 0, 0];
+
+pub struct RocksDb {
+    db: *mut rocksdb_transactiondb_t,
+    options: *mut rocksdb_options_t,
+    cache: *mut rocksdb_cache_t,
+    write_options: *mut rocksdb_writeoptions_t,
+    txn_options: *mut rocksdb_transaction_options_t,
+    prefixes: Mutex<Vec<(String, [u8; 4])>>,
+    settings: Value,
+    closed: Mutex<bool>,
+    flusher: Mutex<Option<(std::sync::Arc<std::sync::atomic::AtomicBool>, std::thread::JoinHandle<()>)>>,
+}
+
+// RocksDB's DB, options and caches are thread-safe; transactions stay with their thread.
+unsafe impl Send for RocksDb {}
+unsafe impl Sync for RocksDb {}
+
+struct SendDb(*mut rocksdb_transactiondb_t);
+unsafe impl Send for SendDb {}
+
+impl RocksDb {
+    pub fn open(dir: &Path, options: &serde_json::Map<String, Value>) -> Result<Self> {
+        let o = Options::new("rocksdb", options);
+        let defaults = RocksLayout::default();
+        let layout = RocksLayout {
+            cache_mb: o.int("cache_size_mb", defaults.cache_mb)?,
+            compression: o.string("compression", &defaults.compression, &["none", "snappy", "zlib", "lz4", "zstd"])?,
+            write_buffer_mb: o.int("write_buffer_mb", defaults.write_buffer_mb)?,
+            max_write_buffers: o.int("max_write_buffers", defaults.max_write_buffers)?,
+            max_background_compactions: o.int("max_background_compactions", defaults.max_background_compactions)?,
+            max_background_flushes: o.int("max_background_flushes", defaults.max_background_flushes)?,
+            block_size_kb: o.int("block_size_kb", defaults.block_size_kb)?,
+            bloom_bits: o.int("bloom_bits", defaults.bloom_bits)?,
+            journal_commit_ms: o.int("journal_commit_ms", defaults.journal_commit_ms)?,
+            ..defaults
+        };
+        o.finish()?;
+        let path = CString::new(dir.display().to_string()).unwrap();
+        let wal_dir = CString::new(dir.join("journal").display().to_string()).unwrap();
+        unsafe {
+            let opts = rocksdb_options_create();
+            rocksdb_options_set_create_if_missing(opts, 1);
+            let table = rocksdb_block_based_options_create();
+            let cache = rocksdb_cache_create_lru((layout.cache_mb as usize) << 20);
+            rocksdb_block_based_options_set_block_cache(table, cache);
+            if layout.bloom_bits > 0 {
+                rocksdb_block_based_options_set_filter_policy(table, rocksdb_filterpolicy_create_bloom(layout.bloom_bits as f64));
+            }
+            rocksdb_block_based_options_set_block_size(table, (layout.block_size_kb as usize) << 10);
+            rocksdb_block_based_options_set_format_version(table, layout.format_version);
+            rocksdb_options_set_block_based_table_factory(opts, table);
+            rocksdb_block_based_options_destroy(table);
+            rocksdb_options_set_write_buffer_size(opts, (layout.write_buffer_mb as usize) << 20);
+            rocksdb_options_set_max_write_buffer_number(opts, layout.max_write_buffers as c_int);
+            rocksdb_options_set_level0_slowdown_writes_trigger(opts, layout.level0_slowdown_writes_trigger);
+            rocksdb_options_set_max_background_compactions(opts, layout.max_background_compactions as c_int);
+            rocksdb_options_set_max_background_flushes(opts, layout.max_background_flushes as c_int);
+            rocksdb_options_set_target_file_size_base(opts, layout.target_file_size_mb << 20);
+            rocksdb_options_set_max_bytes_for_level_base(opts, layout.max_bytes_for_level_base_mb << 20);
+            rocksdb_options_set_level_compaction_dynamic_level_bytes(opts, layout.dynamic_level_bytes as c_uchar);
+            rocksdb_options_set_max_open_files(opts, -1);
+            rocksdb_options_set_optimize_filters_for_hits(opts, layout.optimize_filters_for_hits as c_int);
+            let below = compression_code(&layout.compression).unwrap_or(NO_COMPRESSION);
+            let levels: Vec<c_int> = (0..layout.compression_levels)
+                .map(|level| if level < layout.uncompressed_levels { NO_COMPRESSION } else { below })
+                .collect();
+            rocksdb_options_set_compression_per_level(opts, levels.as_ptr(), levels.len());
+            rocksdb_options_set_wal_dir(opts, wal_dir.as_ptr());
+            rocksdb_options_enable_statistics(opts);
+
+            let txn_db_options = rocksdb_transactiondb_options_create();
+            // No lock waits: a key another transaction holds is a write conflict at once.
+            rocksdb_transactiondb_options_set_transaction_lock_timeout(txn_db_options, 0);
+            rocksdb_transactiondb_options_set_default_lock_timeout(txn_db_options, 0);
+            let mut err: *mut c_char = ptr::null_mut();
+            let db = rocksdb_transactiondb_open(opts, txn_db_options, path.as_ptr(), &mut err);
+            rocksdb_transactiondb_options_destroy(txn_db_options);
+            if let Err(e) = take_error(err, &format!("RocksDB could not open {}", dir.display())) {
+                rocksdb_options_destroy(opts);
+                rocksdb_cache_destroy(cache);
+                return Err(e);
+            }
+            let write_options = rocksdb_writeoptions_create();
+            rocksdb_writeoptions_set_sync(write_options, 0);
+            let txn_options = rocksdb_transaction_options_create();
+            rocksdb_transaction_options_set_set_snapshot(txn_options, 1);
+            rocksdb_transaction_options_set_lock_timeout(txn_options, 0);
+            let settings = layout.describe(&levels);
+            let engine = RocksDb {
+                db,
+                options: opts,
+                cache,
+                write_options,
+                txn_options,
+                prefixes: Mutex::new(Vec::new()),
+                settings,
+                closed: Mutex::new(false),
+                flusher: Mutex::new(None),
+            };
+            engine.load_prefixes()?;
+            if layout.journal_commit_ms > 0 {
+                engine.start_journal(layout.journal_commit_ms as u64)?;
+            }
+            Ok(engine)
+        }
+    }
+
+    /// MongoRocks syncs the WAL from a background thread every journal commit interval, not
+    /// on each commit; same here.
+    fn start_journal(&self, every_ms: u64) -> Result<()> {
+        let db = SendDb(self.db);
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let stopping = stop.clone();
+        let handle = std::thread::Builder::new().name("rocksdb-journal".into()).spawn(move || {
+            let db = db;
+            while !stopping.load(std::sync::atomic::Ordering::Relaxed) {
+                std::thread::sleep(std::time::Duration::from_millis(every_ms));
+                let mut err: *mut c_char = ptr::null_mut();
+                unsafe { rocksdb_transactiondb_flush_wal(db.0, 1, &mut err) };
+                if take_error(err, "RocksDB WAL sync").is_err() {
+                    return;
+                }
+            }
+        })?;
+        *self.flusher.lock().unwrap() = Some((stop, handle));
+        Ok(())
+    }
+
+    fn load_prefixes(&self) -> Result<()> {
+        let mut found = Vec::new();
+        unsafe {
+            let read = rocksdb_readoptions_create();
+            let it = rocksdb_transactiondb_create_iterator(self.db, read);
+            rocksdb_iter_seek(it, META.as_ptr() as *const c_char, META.len());
+            while rocksdb_iter_valid(it) != 0 {
+                let key = slice(rocksdb_iter_key(it, &mut 0), it, true);
+                if !key.starts_with(&META) {
+                    break;
+                }
+                let value = slice(ptr::null(), it, false);
+                let mut prefix = [0u8; 4];
+                prefix.copy_from_slice(&value[..4]);
+                found.push((String::from_utf8_lossy(&key[4..]).into_owned(), prefix));
+                rocksdb_iter_next(it);
+            }
+            rocksdb_iter_destroy(it);
+            rocksdb_readoptions_destroy(read);
+        }
+        *self.prefixes.lock().unwrap() = found;
+        Ok(())
+    }
+}
+
+/// The iterator's current key (key=true) or value, borrowed until it moves.
+unsafe fn slice<'a>(_unused: *const c_char, it: *mut rocksdb_iterator_t, key: bool) -> &'a [u8] {
+    let mut len = 0usize;
+    let data = if key { rocksdb_iter_key(it, &mut len) } else { rocksdb_iter_value(it, &mut len) };
+    std::slice::from_raw_parts(data as *const u8, len)
+}
+
+impl Engine for RocksDb {
+    fn name(&self) -> &str {
+        "rocksdb"
+    }
+
+    fn version(&self) -> String {
+        self.settings["release"].as_str().unwrap_or_default().to_string()
+    }
+
+    fn config(&self) -> Value {
+        self.settings.clone()
+    }
+
+    fn table(&self, name: &str, _kind: TableKind) -> Result<Table> {
+        let mut prefixes = self.prefixes.lock().unwrap();
+        if let Some(i) = prefixes.iter().position(|(n, _)| n == name) {
+            return Ok(Table(i));
+        }
+        let next = prefixes.iter().map(|(_, p)| u32::from_be_bytes(*p)).max().unwrap_or(0) + 1;
+        let prefix = next.to_be_bytes();
+        let mut key = META.to_vec();
+        key.extend_from_slice(name.as_bytes());
+        let mut err: *mut c_char = ptr::null_mut();
+        unsafe {
+            rocksdb_transactiondb_put(self.db, self.write_options, key.as_ptr() as *const c_char, key.len(),
+                                      prefix.as_ptr() as *const c_char, 4, &mut err);
+        }
+        take_error(err, "RocksDB could not record a table prefix")?;
+        prefixes.push((name.to_string(), prefix));
+        Ok(Table(prefixes.len() - 1))
+    }
+
+    fn session(&self) -> Result<Box<dyn Session>> {
+        Ok(Box::new(RocksSession {
+            engine: self as *const RocksDb,
+            txn: ptr::null_mut(),
+            snapshot: ptr::null(),
+            read: unsafe { rocksdb_readoptions_create() },
+            writing: false,
+            prefixes: self.prefixes.lock().unwrap().iter().map(|(_, p)| *p).collect(),
+            key: Vec::with_capacity(64),
+        }))
+    }
+
+    fn stats(&self) -> Vec<(String, i64)> {
+        let mut out = Vec::new();
+        for name in RocksLayout::INT_PROPERTIES {
+            let cname = CString::new(*name).unwrap();
+            let mut value = 0u64;
+            if unsafe { rocksdb_transactiondb_property_int(self.db, cname.as_ptr(), &mut value) } == 0 {
+                out.push((name.to_string(), value as i64));
+            }
+        }
+        let text = unsafe { rocksdb_options_statistics_get_string(self.options) };
+        if !text.is_null() {
+            let stats = unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned();
+            unsafe { rocksdb_free(text as *mut c_void) };
+            for line in stats.lines() {
+                if let Some((name, rest)) = line.split_once(" COUNT : ") {
+                    if RocksLayout::TICKERS.contains(&name) {
+                        if let Some(v) = rest.split_whitespace().next().and_then(|v| v.parse().ok()) {
+                            out.push((name.to_string(), v));
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    fn checkpoint(&self) -> Result<()> {
+        let mut err: *mut c_char = ptr::null_mut();
+        unsafe {
+            let flush = rocksdb_flushoptions_create();
+            rocksdb_flushoptions_set_wait(flush, 1);
+            rocksdb_transactiondb_flush(self.db, flush, &mut err);
+            rocksdb_flushoptions_destroy(flush);
+        }
+        take_error(err, "RocksDB flush")
+    }
+
+    fn close(&self) -> Result<()> {
+        if let Some((stop, handle)) = self.flusher.lock().unwrap().take() {
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            let _ = handle.join();
+        }
+        let mut closed = self.closed.lock().unwrap();
+        if !*closed {
+            *closed = true;
+            unsafe {
+                rocksdb_transactiondb_close(self.db);
+                rocksdb_writeoptions_destroy(self.write_options);
+                rocksdb_transaction_options_destroy(self.txn_options);
+                rocksdb_options_destroy(self.options);
+                rocksdb_cache_destroy(self.cache);
+            }
+        }
+        Ok(())
+    }
+}
+
+struct RocksSession {
+    engine: *const RocksDb,
+    txn: *mut rocksdb_transaction_t,
+    snapshot: *const rocksdb_snapshot_t,
+    read: *mut rocksdb_readoptions_t,
+    writing: bool,
+    prefixes: Vec<[u8; 4]>,
+    key: Vec<u8>,
+}
+
+impl RocksSession {
+    fn engine(&self) -> &RocksDb {
+        unsafe { &*self.engine }
+    }
+
+    fn prefix(&mut self, table: Table) -> [u8; 4] {
+        if table.0 >= self.prefixes.len() {
+            let known: Vec<[u8; 4]> = self.engine().prefixes.lock().unwrap().iter().map(|(_, p)| *p).collect();
+            self.prefixes = known;
+        }
+        self.prefixes[table.0]
+    }
+
+    /// prefix + key, in the session's reusable buffer.
+    fn full_key(&mut self, table: Table, key: &[u8]) -> *const c_char {
+        let prefix = self.prefix(table);
+        self.key.clear();
+        self.key.extend_from_slice(&prefix);
+        self.key.extend_from_slice(key);
+        self.key.as_ptr() as *const c_char
+    }
+
+    fn copy_pinned(&self, pinned: *mut rocksdb_pinnableslice_t, out: &mut Vec<u8>) -> bool {
+        if pinned.is_null() {
+            return false;
+        }
+        unsafe {
+            let mut len = 0usize;
+            let data = rocksdb_pinnableslice_value(pinned, &mut len);
+            out.extend_from_slice(std::slice::from_raw_parts(data as *const u8, len));
+            rocksdb_pinnableslice_destroy(pinned);
+        }
+        true
+    }
+
+    fn read_get(&mut self, table: Table, key: &[u8], out: &mut Vec<u8>, for_update: bool) -> Result<bool> {
+        let k = self.full_key(table, key);
+        let len = self.key.len();
+        let mut err: *mut c_char = ptr::null_mut();
+        let pinned = unsafe {
+            if self.writing && for_update {
+                rocksdb_transaction_get_pinned_for_update(self.txn, self.read, k, len, 1, &mut err)
+            } else if self.writing {
+                rocksdb_transaction_get_pinned(self.txn, self.read, k, len, &mut err)
+            } else {
+                rocksdb_transactiondb_get_pinned(self.engine().db, self.read, k, len, &mut err)
+            }
+        };
+        take_error(err, "RocksDB get")?;
+        Ok(self.copy_pinned(pinned, out))
+    }
+}
+
+impl Session for RocksSession {
+    fn begin(&mut self, write: bool) -> Result<()> {
+        let engine = self.engine();
+        unsafe {
+            if write {
+                // The previous transaction object is reused, as RocksDB's C API allows.
+                self.txn = rocksdb_transaction_begin(engine.db, engine.write_options, engine.txn_options, self.txn);
+                rocksdb_readoptions_set_snapshot(self.read, rocksdb_transaction_get_snapshot(self.txn));
+            } else {
+                self.snapshot = rocksdb_transactiondb_create_snapshot(engine.db);
+                rocksdb_readoptions_set_snapshot(self.read, self.snapshot);
+            }
+        }
+        self.writing = write;
+        Ok(())
+    }
+
+    fn commit(&mut self) -> Result<()> {
+        if self.writing {
+            self.writing = false;
+            let mut err: *mut c_char = ptr::null_mut();
+            unsafe { rocksdb_transaction_commit(self.txn, &mut err) };
+            take_error(err, "RocksDB commit")
+        } else {
+            self.rollback();
+            Ok(())
+        }
+    }
+
+    fn rollback(&mut self) {
+        unsafe {
+            if self.writing {
+                self.writing = false;
+                let mut err: *mut c_char = ptr::null_mut();
+                rocksdb_transaction_rollback(self.txn, &mut err);
+                let _ = take_error(err, "RocksDB rollback");
+            }
+            if !self.snapshot.is_null() {
+                rocksdb_transactiondb_release_snapshot(self.engine().db, self.snapshot);
+                self.snapshot = ptr::null();
+            }
+        }
+    }
+
+    fn get(&mut self, table: Table, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        self.read_get(table, key, out, false)
+    }
+
+    fn get_for_update(&mut self, table: Table, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        self.read_get(table, key, out, true)
+    }
+
+    fn put(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<()> {
+        let k = self.full_key(table, key);
+        let mut err: *mut c_char = ptr::null_mut();
+        unsafe { rocksdb_transaction_put(self.txn, k, self.key.len(), value.as_ptr() as *const c_char, value.len(), &mut err) };
+        take_error(err, "RocksDB put")
+    }
+
+    fn insert_new(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<bool> {
+        // MongoRocks' unique index insert: a read of the key, then the write (rocks_index.cpp).
+        let mut scratch = Vec::new();
+        if self.read_get(table, key, &mut scratch, true)? {
+            return Ok(false);
+        }
+        self.put(table, key, value).map(|_| true)
+    }
+
+    fn delete(&mut self, table: Table, key: &[u8]) -> Result<()> {
+        let k = self.full_key(table, key);
+        let mut err: *mut c_char = ptr::null_mut();
+        unsafe { rocksdb_transaction_delete(self.txn, k, self.key.len(), &mut err) };
+        take_error(err, "RocksDB delete")
+    }
+
+    fn scan(&mut self, table: Table, low: &[u8], high: Option<&[u8]>, reverse: bool, visit: Visit) -> Result<()> {
+        let prefix = self.prefix(table);
+        let mut start = prefix.to_vec();
+        start.extend_from_slice(low);
+        // The end of the range: prefix + high, or the next prefix (the end of this table).
+        let end = match high {
+            Some(h) => {
+                let mut e = prefix.to_vec();
+                e.extend_from_slice(h);
+                e
+            }
+            None => (u32::from_be_bytes(prefix) + 1).to_be_bytes().to_vec(),
+        };
+        unsafe {
+            let it = if self.writing {
+                rocksdb_transaction_create_iterator(self.txn, self.read)
+            } else {
+                rocksdb_transactiondb_create_iterator(self.engine().db, self.read)
+            };
+            if !reverse {
+                rocksdb_iter_seek(it, start.as_ptr() as *const c_char, start.len());
+            } else {
+                rocksdb_iter_seek_for_prev(it, end.as_ptr() as *const c_char, end.len());
+                if rocksdb_iter_valid(it) != 0 && slice(ptr::null(), it, true) >= end.as_slice() {
+                    rocksdb_iter_prev(it);
+                }
+            }
+            while rocksdb_iter_valid(it) != 0 {
+                let key = slice(ptr::null(), it, true);
+                if (!reverse && key >= end.as_slice()) || (reverse && key < start.as_slice()) {
+                    break;
+                }
+                if !visit(&key[4..], slice(ptr::null(), it, false)) {
+                    break;
+                }
+                if reverse { rocksdb_iter_prev(it) } else { rocksdb_iter_next(it) }
+            }
+            let mut err: *mut c_char = ptr::null_mut();
+            rocksdb_iter_get_error(it, &mut err);
+            rocksdb_iter_destroy(it);
+            take_error(err, "RocksDB scan")
+        }
+    }
+}
+
+impl Drop for RocksSession {
+    fn drop(&mut self) {
+        self.rollback();
+        unsafe {
+            if !self.txn.is_null() {
+                rocksdb_transaction_destroy(self.txn);
+            }
+            rocksdb_readoptions_destroy(self.read);
+        }
+    }
+}

@@ -1,0 +1,91 @@
+//! enginebench-runner: the native runner of the embedded target. One binary whose flags are
+//! its whole config:
+//!
+//!   enginebench-runner run SPEC.json     run one system's phase plan, one JSON event per line
+//!   enginebench-runner serve ...         a store served over stdin/stdout (the tests' contract)
+//!   enginebench-runner trace ...         a workload's generated operations, without a store
+//!   enginebench-runner engines           the engines and releases built in
+mod engines;
+mod error;
+mod events;
+mod phase;
+mod plan;
+mod pyrandom;
+mod recorder;
+mod run;
+mod serve;
+mod store;
+mod trace;
+mod workloads;
+
+use std::path::PathBuf;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(name = "enginebench-runner", version, about = "enginebench's native runner: the engines and the workloads' per-operation loops")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run one system: open its engine, execute the spec's phase plan, report events on stdout.
+    Run {
+        /// The spec the driver wrote (system, data folder, workload, plan).
+        spec: PathBuf,
+    },
+    /// Serve Store calls as JSON lines on stdin/stdout (one engine, any number of sessions).
+    Serve {
+        /// wiredtiger, rocksdb or lmdb
+        #[arg(long)]
+        engine: String,
+        /// The database folder (created if missing).
+        #[arg(long)]
+        dir: PathBuf,
+        /// The system's options as a JSON object (engine options plus oplog, oplog_size_mb, mmap_lock).
+        #[arg(long, default_value = "{}")]
+        options: String,
+    },
+    /// Print a workload's operations for given seeds, one JSON object per line, with a fixed clock.
+    Trace {
+        /// The workload's params as a JSON object, with its name: {"name": "linkbench", ...}.
+        #[arg(long)]
+        workload: String,
+        /// What to print: requests, load (a chunk's links and count rows) or nodes.
+        #[arg(long)]
+        what: String,
+        /// requests: the worker's index, and how many workers there are.
+        #[arg(long, default_value_t = 0)]
+        worker: usize,
+        #[arg(long, default_value_t = 1)]
+        workers: usize,
+        /// load: the first id of the chunk.
+        #[arg(long, default_value_t = 1)]
+        chunk: i64,
+        /// How many operations or documents.
+        #[arg(long, default_value_t = 100)]
+        n: usize,
+        /// The clock the documents carry, in ms since the epoch.
+        #[arg(long, default_value_t = 1_700_000_000_000)]
+        clock_ms: i64,
+    },
+    /// The engines and releases this runner was built with, as JSON.
+    Engines,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let code = match cli.command {
+        Command::Run { spec } => run::main(&spec),
+        Command::Serve { engine, dir, options } => serve::main(&engine, &dir, &options),
+        Command::Trace { workload, what, worker, workers, chunk, n, clock_ms } =>
+            trace::main(&workload, &what, worker, workers, chunk, n, clock_ms),
+        Command::Engines => {
+            println!("{}", run::engines_json());
+            0
+        }
+    };
+    std::process::exit(code);
+}

@@ -1,0 +1,259 @@
+//! Running one phase: worker threads, interval closing, and the events that report them.
+//!
+//! A phase is a set of workers, each on its own OS thread with its own store session. It ends
+//! when every worker has returned (a load) or when its duration is over (a measured phase).
+//! Every `interval_s` the coordinator closes the interval that just ended, merges the workers'
+//! histograms exactly and emits one `interval` event; the driver pairs it with its OS samples
+//! of the same time span.
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, Kind, Result};
+use crate::events::{emit, now};
+use crate::recorder::{Clock, Outcome, Recorder, Share, CPU_SAMPLE_EVERY};
+use crate::store::{Ctx, RecordStore};
+
+/// Let ops finishing on a boundary land before the interval is closed.
+const GRACE: Duration = Duration::from_millis(20);
+
+/// Set by SIGINT / SIGTERM: every phase stops, the engine is closed cleanly.
+pub static ABORT: AtomicBool = AtomicBool::new(false);
+
+static HANG_AT: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Test-only: when this phase starts the runner stops reporting and never returns, as a hung
+/// runner would (the driver must notice and kill it).
+pub fn hang_at(phase: &str) {
+    let _ = HANG_AT.set(phase.to_string());
+}
+
+/// What a worker sees: its store session, its recorder, and the phase's stop flag.
+pub struct Env<'a> {
+    pub ctx: &'a mut Ctx,
+    pub rec: &'a Recorder,
+    pub stop: &'a AtomicBool,
+    errors: u64,
+    max_errors: u64,
+}
+
+impl Env<'_> {
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Ordering::Relaxed)
+    }
+
+    /// Runs one operation timed; `f` returns the documents it wrote or returned. A failed
+    /// operation is counted and the worker goes on, unless it was fatal (the engine cannot go
+    /// on) or the phase's error budget is spent.
+    pub fn op(&mut self, name: &'static str, intended: Option<Instant>, f: impl FnOnce(&mut Ctx) -> Result<u64>) -> Result<Option<u64>> {
+        let ctx = &mut *self.ctx;
+        let mut failure = None;
+        let outcome = self.rec.call(name, intended, || match f(ctx) {
+            Ok(items) => Outcome { items, failed: false },
+            Err(e) => {
+                failure = Some(e);
+                Outcome { items: 0, failed: true }
+            }
+        });
+        match failure {
+            None => Ok(Some(outcome.items)),
+            Some(e) if e.kind == Kind::Fatal => Err(e),
+            Some(e) => {
+                self.errors += 1;
+                if self.errors > self.max_errors {
+                    return Err(Error::new(e.kind.clone(), format!(
+                        "more than {} failed operations; last: {name}: {}: {}", self.max_errors, e.type_name(), e.message)));
+                }
+                Ok(None)
+            }
+        }
+    }
+
+    /// Counts an untimed event (e.g. a retry whose time is inside a timed call).
+    pub fn count(&self, name: &'static str, items: u64) {
+        self.rec.count(name, items);
+    }
+}
+
+pub type Worker = Box<dyn FnOnce(&mut Env) -> Result<()> + Send>;
+
+pub struct PhaseSpec {
+    pub name: String,
+    pub interval_s: f64,
+    pub duration_s: Option<f64>,
+    pub max_errors: u64,
+    /// How the tables count this phase's throughput (results/tables.py).
+    pub accounting: Value,
+    /// An op whose calls at or above this latency count as slow.
+    pub slow_us: Option<(&'static str, u64)>,
+}
+
+pub struct PhaseResult {
+    pub seconds: f64,
+    pub ops: u64,
+    pub aborted: bool,
+    pub error: Option<Error>,
+}
+
+impl PhaseResult {
+    /// None if the phase completed, else the run's status.
+    pub fn outcome(&self) -> Option<&'static str> {
+        if !self.aborted {
+            return None;
+        }
+        match &self.error {
+            Some(e) if e.message == "interrupted" => Some("aborted"),
+            _ => Some("failed"),
+        }
+    }
+}
+
+fn encode(h: &Histogram<u64>) -> Option<String> {
+    if h.is_empty() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    V2DeflateSerializer::new().serialize(h, &mut bytes).ok()?;
+    Some(base64::engine::general_purpose::STANDARD.encode(bytes))
+}
+
+fn encode_share(share: &Share) -> Value {
+    let mut ops = Map::new();
+    let mut sorted: Vec<_> = share.ops.iter().collect();
+    sorted.sort_by_key(|(name, _)| *name);
+    for (name, s) in sorted {
+        ops.insert(name.to_string(), json!({
+            "count": s.histogram.len(), "items": s.items, "errors": s.errors, "cpu_ns": s.cpu_ns(),
+            "cpu_samples": s.cpu_samples, "slow": s.slow, "hist": encode(&s.histogram),
+            "intended_hist": s.intended.as_ref().and_then(encode),
+        }));
+    }
+    Value::Object(ops)
+}
+
+fn engine_stats(store: &RecordStore) -> Value {
+    Value::Object(store.stats().into_iter().map(|(k, v)| (k, json!(v))).collect())
+}
+
+pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, store: &Arc<RecordStore>) -> PhaseResult {
+    if HANG_AT.get() == Some(&spec.name) {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    let start = Instant::now();
+    let clock = Clock { start, start_wall: now(), length_s: spec.interval_s };
+    let last_index = spec.duration_s.map(|d| ((d / spec.interval_s).round() as i64 - 1).max(0));
+    let end = spec.duration_s.map(|d| start + Duration::from_secs_f64(d));
+    let recorders: Vec<Arc<Recorder>> = workers.iter().map(|_| Arc::new(Recorder::new(clock, spec.slow_us))).collect();
+    let stop = Arc::new(AtomicBool::new(false));
+    let failures: Arc<Mutex<Vec<Error>>> = Arc::new(Mutex::new(Vec::new()));
+    emit("phase_start", json!({"phase": spec.name, "t": clock.start_wall, "workers": workers.len(),
+                               "interval_s": spec.interval_s, "duration_s": spec.duration_s,
+                               "cpu_sample_every": CPU_SAMPLE_EVERY}));
+
+    let mut threads = Vec::new();
+    for (i, (work, rec)) in workers.into_iter().zip(recorders.iter().cloned()).enumerate() {
+        let (my_stop, my_failures, my_store) = (stop.clone(), failures.clone(), store.clone());
+        let max_errors = spec.max_errors;
+        let handle = std::thread::Builder::new().name(format!("{}-{i}", spec.name)).spawn(move || {
+            rec.start_thread();
+            let result = my_store.session().and_then(|mut ctx| {
+                let mut env = Env { ctx: &mut ctx, rec: &rec, stop: &my_stop, errors: 0, max_errors };
+                work(&mut env)
+            });
+            rec.finish_thread();
+            if let Err(e) = result {
+                my_failures.lock().unwrap().push(e);
+                my_stop.store(true, Ordering::SeqCst);
+            }
+        });
+        match handle {
+            Ok(h) => threads.push(h),
+            Err(e) => {
+                failures.lock().unwrap().push(Error::other(format!("could not start a worker thread: {e}")));
+                stop.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+
+    let mut next_k: i64 = 0;
+    let mut total_ops: u64 = 0;
+    // Closes intervals next_k..=upto. The final close takes every share left (`take_all`),
+    // counting ops that completed after the phase's end in its last interval.
+    let close = |upto: i64, take_all: bool, final_end: Option<f64>, next_k: &mut i64, total_ops: &mut u64| {
+        let stats = engine_stats(store);
+        let mut merged: std::collections::BTreeMap<i64, Share> = Default::default();
+        let clamp = if take_all { Some(upto) } else { None };
+        for rec in &recorders {
+            for (k, share) in rec.take(if take_all { i64::MAX } else { upto }) {
+                let key = clamp.map(|c| k.min(c)).unwrap_or(k);
+                merged.entry(key).or_default().merge(share);
+            }
+        }
+        // The worker threads' CPU read now belongs to the last interval being closed.
+        let thread_cpu: i64 = recorders.iter().map(|r| r.thread_cpu_since_last()).sum();
+        for k in *next_k..=upto {
+            let share = merged.remove(&k).unwrap_or_default();
+            let (t0, mut t1) = clock.bounds(k);
+            if k == upto {
+                if let Some(end) = final_end {
+                    t1 = end;
+                }
+            }
+            *total_ops += share.ops.iter().map(|(_, s)| s.histogram.len()).sum::<u64>();
+            emit("interval", json!({
+                "phase": spec.name, "interval": k, "t_start": t0, "t_end": t1, "ops": encode_share(&share),
+                "thread_cpu_ns": if k == upto { thread_cpu } else { 0 }, "engine": stats, "accounting": spec.accounting,
+            }));
+        }
+        *next_k = upto + 1;
+    };
+
+    loop {
+        let at = Instant::now();
+        if end.map(|e| at >= e).unwrap_or(false) || ABORT.load(Ordering::SeqCst) {
+            stop.store(true, Ordering::SeqCst);
+        }
+        if stop.load(Ordering::SeqCst) || threads.iter().all(|t| t.is_finished()) {
+            break;
+        }
+        let more = last_index.map(|l| next_k < l).unwrap_or(true);
+        let boundary = clock.start + Duration::from_secs_f64((next_k + 1) as f64 * spec.interval_s);
+        if more && at >= boundary + GRACE {
+            close(next_k, false, None, &mut next_k, &mut total_ops);
+            continue;
+        }
+        let wake = if more { boundary + GRACE } else { end.unwrap_or(at + Duration::from_millis(100)) };
+        let nap = wake.saturating_duration_since(at).clamp(Duration::from_millis(1), Duration::from_millis(100));
+        std::thread::sleep(nap);
+    }
+    for t in threads {
+        let _ = t.join();
+    }
+    let finished = Instant::now();
+    let failures = std::mem::take(&mut *failures.lock().unwrap());
+    let aborted_by_signal = ABORT.load(Ordering::SeqCst);
+    let timed_out_normally = end.is_some() && !aborted_by_signal && failures.is_empty();
+    let final_k = if timed_out_normally { last_index.unwrap() } else { clock.index(finished).max(next_k) };
+    let final_end = if timed_out_normally {
+        clock.start_wall + spec.duration_s.unwrap()
+    } else {
+        clock.start_wall + finished.duration_since(start).as_secs_f64()
+    };
+    // Ops completing after a timed phase's end are counted in its last interval.
+    close(final_k, true, Some(final_end), &mut next_k, &mut total_ops);
+    let aborted = aborted_by_signal || !failures.is_empty();
+    let error = if aborted_by_signal { Some(Error::other("interrupted")) } else { failures.into_iter().next() };
+    let result = PhaseResult { seconds: finished.duration_since(start).as_secs_f64(), ops: total_ops, aborted, error };
+    emit("phase_end", json!({"phase": spec.name, "t": now(), "seconds": result.seconds, "ops": result.ops,
+                             "aborted": result.aborted,
+                             "error": result.error.as_ref().map(|e| format!("{}: {}", e.type_name(), e.message)),
+                             "fatal": result.error.as_ref().map(|e| e.kind == Kind::Fatal).unwrap_or(false)}));
+    result
+}

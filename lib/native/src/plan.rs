@@ -1,0 +1,184 @@
+//! The declarative phase plan, the same for every workload family: the spec's `plan` is a list
+//! of steps the runner executes in order (load → verify → quiesce → cold start → measured
+//! phases → rate sweep → check). Params files and the driver build it (lib/enginebench/
+//! runner/plan.py); a workload only supplies what each step means for it.
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::events::{emit, now};
+use crate::phase::{run_phase, PhaseResult, PhaseSpec, ABORT};
+use crate::store::RecordStore;
+use crate::workloads::{MeasureStep, Workload};
+
+#[derive(Deserialize, Debug, Clone)]
+#[serde(tag = "step", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Step {
+    /// The workload's load, with `threads` loaders (plus any the workload adds).
+    Load { threads: usize, interval_s: f64 },
+    /// Counts what the load left against what it must have left.
+    Verify,
+    /// A checkpoint, then a pause, so the measured phase does not pay for the load's writes.
+    Quiesce { seconds: f64 },
+    /// Close the engine and evict its files from the page cache (fadvise or drop_caches).
+    ColdStart { method: String },
+    /// A measured phase; `duration_s` None runs until the workers finish (a replay).
+    Measure {
+        name: String,
+        threads: usize,
+        interval_s: f64,
+        duration_s: Option<f64>,
+        #[serde(default)]
+        rate_per_s: Option<f64>,
+    },
+    /// Open-loop phases at fractions of the throughput the measured phase `of` reached, each
+    /// `seconds` long, continuing its workers' streams.
+    RateSweep { of: String, fractions: Vec<f64>, seconds: f64, threads: usize },
+    /// The consistency check.
+    Check,
+}
+
+pub struct Plan<'a> {
+    pub steps: Vec<Step>,
+    pub data_dir: &'a Path,
+    pub max_errors: u64,
+    pub reopen: &'a dyn Fn() -> Result<Arc<RecordStore>>,
+}
+
+fn phase_outcome(result: &PhaseResult) -> Option<String> {
+    result.outcome().map(|s| s.to_string())
+}
+
+/// Runs the plan; returns the run's status (complete, aborted, failed) and the error that
+/// ended it, if any.
+pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<RecordStore>) -> Result<(String, Option<Error>)> {
+    {
+        let mut ctx = store.session()?;
+        workload.setup(&mut ctx)?;
+    }
+    let mut throughput: HashMap<String, f64> = HashMap::new();
+    for step in &plan.steps {
+        if ABORT.load(Ordering::SeqCst) {
+            return Ok(("aborted".into(), Some(Error::other("interrupted"))));
+        }
+        match step {
+            Step::Load { threads, interval_s } => {
+                let spec = PhaseSpec { name: "load".into(), interval_s: *interval_s, duration_s: None, max_errors: 0,
+                                       accounting: workload.load_accounting(), slow_us: workload.slow_us() };
+                let result = run_phase(&spec, workload.load(*threads)?, store);
+                if let Some(status) = phase_outcome(&result) {
+                    return Ok((status, result.error));
+                }
+            }
+            Step::Verify => {
+                let mut ctx = store.session()?;
+                let (expected, found) = workload.verify(&mut ctx)?;
+                emit("load_verified", json!({"expected": expected, "found": found, "ok": expected == found}));
+            }
+            Step::Quiesce { seconds } => {
+                let started = Instant::now();
+                store.checkpoint()?;
+                pause(*seconds);
+                emit("quiesce", json!({"seconds": started.elapsed().as_secs_f64(), "checkpoint": true}));
+            }
+            Step::ColdStart { method } => {
+                store.close()?;
+                emit("cold_start", evict(plan.data_dir, method)?);
+                *store = (plan.reopen)()?;
+            }
+            Step::Measure { name, threads, interval_s, duration_s, rate_per_s } => {
+                let step = MeasureStep { name: name.clone(), threads: *threads, rate_per_s: *rate_per_s };
+                let spec = PhaseSpec { name: name.clone(), interval_s: *interval_s, duration_s: *duration_s,
+                                       max_errors: plan.max_errors, accounting: workload.measure_accounting(),
+                                       slow_us: workload.slow_us() };
+                let result = run_phase(&spec, workload.measure(&step)?, store);
+                if let Some(status) = phase_outcome(&result) {
+                    return Ok((status, result.error));
+                }
+                throughput.insert(name.clone(), result.ops as f64 / result.seconds.max(1e-9));
+            }
+            Step::RateSweep { of, fractions, seconds, threads } => {
+                let capacity = *throughput.get(of).ok_or_else(|| Error::other(format!(
+                    "rate_sweep: no measured phase named {of:?} ran before it")))?;
+                for fraction in fractions {
+                    let rate = fraction * capacity;
+                    let name = format!("sweep {fraction}x");
+                    emit("sweep", json!({"phase": name, "fraction": fraction, "offered_per_s": rate,
+                                         "closed_loop_per_s": capacity}));
+                    let step = MeasureStep { name: name.clone(), threads: *threads, rate_per_s: Some(rate) };
+                    let spec = PhaseSpec { name, interval_s: *seconds, duration_s: Some(*seconds),
+                                           max_errors: plan.max_errors, accounting: workload.measure_accounting(),
+                                           slow_us: workload.slow_us() };
+                    let result = run_phase(&spec, workload.measure(&step)?, store);
+                    if let Some(status) = phase_outcome(&result) {
+                        return Ok((status, result.error));
+                    }
+                }
+            }
+            Step::Check => {
+                let started = Instant::now();
+                let mut ctx = store.session()?;
+                let mut result = workload.check(&mut ctx)?;
+                result["seconds"] = json!(started.elapsed().as_secs_f64());
+                result["atomic"] = json!(true);
+                emit("consistency", result);
+            }
+        }
+    }
+    Ok(("complete".into(), None))
+}
+
+/// Sleeps, waking early on an interrupt.
+fn pause(seconds: f64) {
+    let until = Instant::now() + Duration::from_secs_f64(seconds);
+    while Instant::now() < until && !ABORT.load(Ordering::SeqCst) {
+        std::thread::sleep((until - Instant::now()).min(Duration::from_millis(50)));
+    }
+}
+
+/// Cold start: nothing of the database stays in memory. The engine is closed first (closing
+/// writes back dirty pages); then its files are evicted, file by file with
+/// posix_fadvise(DONTNEED), which touches only this system's files, or with drop_caches (root
+/// only, the whole machine). What was done is reported and ends up in the manifest.
+pub fn evict(data_dir: &Path, method: &str) -> Result<Value> {
+    let started = Instant::now();
+    let mut files = Vec::new();
+    let mut stack = vec![data_dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                files.push(path);
+            }
+        }
+    }
+    let total: u64 = files.iter().filter_map(|p| p.metadata().ok()).map(|m| m.len()).sum();
+    unsafe { libc::sync() }; // dirty pages cannot be dropped
+    let mut note = None;
+    if method == "drop_caches" {
+        match std::fs::write("/proc/sys/vm/drop_caches", "1") {
+            Ok(()) => return Ok(json!({"method": "drop_caches", "files": files.len(), "bytes": total,
+                                       "seconds": started.elapsed().as_secs_f64(), "t": now()})),
+            Err(e) => note = Some(format!("drop_caches not permitted ({e}); used fadvise")),
+        }
+    } else if method != "fadvise" {
+        return Err(Error::other(format!("cold_start method {method:?}; allowed: fadvise, drop_caches")));
+    }
+    for path in &files {
+        let file = std::fs::File::open(path)?;
+        unsafe { libc::posix_fadvise(std::os::fd::AsRawFd::as_raw_fd(&file), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    }
+    let mut out = json!({"method": "fadvise", "files": files.len(), "bytes": total, "seconds": started.elapsed().as_secs_f64()});
+    if let Some(n) = note {
+        out["note"] = json!(n);
+    }
+    Ok(out)
+}

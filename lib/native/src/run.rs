@@ -1,0 +1,152 @@
+//! `run SPEC`: one system, end to end, reporting events (the seam with the Python driver:
+//! lib/enginebench/runner/ reads them).
+//!
+//! SIGINT / SIGTERM stop the phases and the engine is closed cleanly. A fatal engine error (a
+//! WiredTiger panic, a full disk) is reported with its cause and the runner exits at once
+//! without waiting on the engine, whose threads may never return.
+use std::path::Path;
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde_json::{json, Map, Value};
+
+use crate::engines;
+use crate::error::{Error, Kind, Result};
+use crate::events::{emit, now};
+use crate::phase::ABORT;
+use crate::plan::{self, Plan, Step};
+use crate::store::{Locking, RecordStore, StoreOptions};
+use crate::workloads;
+
+#[derive(Deserialize)]
+pub struct System {
+    pub label: String,
+    pub engine: String,
+    #[serde(default)]
+    pub options: Map<String, Value>,
+}
+
+#[derive(Deserialize)]
+pub struct WorkloadSpec {
+    pub name: String,
+    pub params: Value,
+}
+
+#[derive(Deserialize)]
+pub struct Spec {
+    pub system: System,
+    pub data_dir: String,
+    pub workload: WorkloadSpec,
+    pub plan: Vec<Step>,
+    #[serde(default = "max_errors")]
+    pub max_errors: u64,
+    /// Test-only: the runner stops reporting when this phase starts, as a hung runner would.
+    #[serde(default)]
+    pub hang_at_phase: Option<String>,
+}
+
+fn max_errors() -> u64 {
+    100
+}
+
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(signum: libc::c_int) {
+    SIGNAL.store(signum, Ordering::SeqCst);
+    ABORT.store(true, Ordering::SeqCst);
+}
+
+/// SIGINT/SIGTERM set the abort flag (all a handler may safely do); a watcher thread reports
+/// the signal as an event.
+fn install_signal_handlers() {
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as libc::sighandler_t);
+    }
+    std::thread::spawn(|| loop {
+        let signum = SIGNAL.load(Ordering::SeqCst);
+        if signum != 0 {
+            let name = if signum == libc::SIGINT { "SIGINT" } else { "SIGTERM" };
+            emit("signal", json!({"signal": name, "t": now()}));
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    });
+}
+
+/// Splits a system's options into the record store's and the engine's.
+pub fn store_options(engine: &str, options: &Map<String, Value>) -> Result<(StoreOptions, Map<String, Value>)> {
+    let mut rest = options.clone();
+    let oplog = rest.remove("oplog").map(|v| v.as_bool().unwrap_or(false)).unwrap_or(false);
+    let oplog_mb = rest.remove("oplog_size_mb").and_then(|v| v.as_i64()).unwrap_or(1024);
+    let locking = match rest.remove("mmap_lock").as_ref().and_then(|v| v.as_str()) {
+        None | Some("none") => Locking::None,
+        Some("collection") => Locking::Collection,
+        Some("database") => Locking::Database,
+        Some(other) => return Err(Error::other(format!("mmap_lock is {other:?}; allowed: none, collection, database"))),
+    };
+    if locking != Locking::None && engine != "lmdb" {
+        return Err(Error::other(format!("mmap_lock emulates MMAPv1 and applies to the lmdb engine only (system engine: {engine})")));
+    }
+    Ok((StoreOptions { oplog, oplog_bytes: oplog_mb << 20, locking, ring_capped: engine == "lmdb" }, rest))
+}
+
+pub fn open_store(engine: &str, dir: &Path, options: &Map<String, Value>) -> Result<Arc<RecordStore>> {
+    let (store_options, engine_options) = store_options(engine, options)?;
+    RecordStore::open(engines::open(engine, dir, &engine_options)?, store_options)
+}
+
+pub fn engines_json() -> Value {
+    json!({"wiredtiger": engines::wiredtiger::releases().iter().map(|r| r.0.clone()).collect::<Vec<_>>(),
+           "rocksdb": [env!("EB_ROCKSDB_VERSION")], "lmdb": ["0.9"], "runner": env!("CARGO_PKG_VERSION")})
+}
+
+pub fn main(spec_path: &Path) -> i32 {
+    install_signal_handlers();
+    emit("runner", json!({"runner": "native", "version": env!("CARGO_PKG_VERSION"), "pid": std::process::id(), "t": now()}));
+    match run(spec_path) {
+        Ok((status, None)) => {
+            emit("done", json!({"status": status, "t": now(), "error": null}));
+            if status == "complete" { 0 } else { 3 }
+        }
+        Ok((status, Some(e))) => {
+            let error = if e.message == "interrupted" { e.message.clone() } else { format!("{}: {}", e.type_name(), e.message) };
+            emit("done", json!({"status": status, "t": now(), "error": error, "fatal": e.kind == Kind::Fatal}));
+            if e.kind == Kind::Fatal {
+                std::process::exit(2); // the engine is not closed after a fatal error
+            }
+            3
+        }
+        Err(e) => {
+            emit("failed", json!({"error": format!("{}: {}", e.type_name(), e.message), "fatal": e.kind == Kind::Fatal, "t": now()}));
+            2
+        }
+    }
+}
+
+fn run(spec_path: &Path) -> Result<(String, Option<Error>)> {
+    let text = std::fs::read_to_string(spec_path).map_err(|e| Error::other(format!("{}: {e}", spec_path.display())))?;
+    let spec: Spec = serde_json::from_str(&text).map_err(|e| Error::other(format!("{}: {e}", spec_path.display())))?;
+    if let Some(phase) = &spec.hang_at_phase {
+        crate::phase::hang_at(phase);
+    }
+    let dir = Path::new(&spec.data_dir);
+    let (engine, options) = (spec.system.engine.clone(), spec.system.options.clone());
+    let mut store = open_store(&engine, dir, &options)?;
+    let info = store.info();
+    emit("store_info", json!({"engine": store.engine.name(), "version": store.engine.version(), "config": info,
+                              "atomic": true, "label": spec.system.label}));
+    let mut workload = workloads::build(&spec.workload.name, &spec.workload.params)?;
+    let reopen = || open_store(&engine, dir, &options);
+    let plan = Plan { steps: spec.plan.clone(), data_dir: dir, max_errors: spec.max_errors, reopen: &reopen };
+    let outcome = plan::execute(&plan, workload.as_mut(), &mut store);
+    let fatal = matches!(&outcome, Ok((_, Some(e))) if e.kind == Kind::Fatal) || matches!(&outcome, Err(e) if e.kind == Kind::Fatal);
+    if !fatal {
+        drop(workload);
+        if let Err(e) = store.close() {
+            emit("close_failed", json!({"error": e.message}));
+        }
+    }
+    outcome
+}

@@ -1,0 +1,215 @@
+//! Documents and the small part of MongoDB's query language the workloads use: equality and
+//! `$lt` filters, `$set`, `$inc`, `$setOnInsert` and replacement updates, and projections.
+use bson::{Bson, Document, RawDocumentBuf};
+
+use crate::error::{Error, Result};
+
+/// An integer as pymongo encodes a Python int: int32 when it fits, else int64. Documents built
+/// here have the same BSON types (and sizes) as those the Python side builds.
+#[inline]
+pub fn int(v: i64) -> Bson {
+    match i32::try_from(v) {
+        Ok(small) => Bson::Int32(small),
+        Err(_) => Bson::Int64(v),
+    }
+}
+
+pub fn bytes(data: Vec<u8>) -> Bson {
+    Bson::Binary(bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: data })
+}
+
+/// A number field as i64 (int32, int64 or integral double).
+pub fn as_i64(value: Option<&Bson>) -> Option<i64> {
+    match value? {
+        Bson::Int32(v) => Some(*v as i64),
+        Bson::Int64(v) => Some(*v),
+        Bson::Double(v) if v.fract() == 0.0 => Some(*v as i64),
+        _ => None,
+    }
+}
+
+/// One condition of a filter on a document's field.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cond {
+    Eq(Bson),
+    Lt(Bson),
+}
+
+/// A conjunction of field conditions (`where` of the Store calls).
+pub type Filter = Vec<(String, Cond)>;
+
+fn numeric(v: &Bson) -> Option<f64> {
+    match v {
+        Bson::Int32(x) => Some(*x as f64),
+        Bson::Int64(x) => Some(*x as f64),
+        Bson::Double(x) => Some(*x),
+        _ => None,
+    }
+}
+
+/// MongoDB equality: numbers by value whatever their type; everything else exactly.
+pub fn values_equal(a: &Bson, b: &Bson) -> bool {
+    match (numeric(a), numeric(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+pub fn matches(doc: &Document, filter: &Filter) -> bool {
+    filter.iter().all(|(field, cond)| {
+        let value = doc.get(field);
+        match cond {
+            Cond::Eq(want) => match value {
+                Some(v) => values_equal(v, want),
+                None => matches!(want, Bson::Null),
+            },
+            Cond::Lt(bound) => match (value.and_then(numeric), numeric(bound)) {
+                (Some(v), Some(b)) => v < b,
+                _ => false,
+            },
+        }
+    })
+}
+
+/// Parses a filter in MongoDB's form: {field: value} or {field: {"$lt": value}}.
+pub fn parse_filter(doc: &Document) -> Result<Filter> {
+    doc.iter()
+        .map(|(field, value)| match value {
+            Bson::Document(op) if op.keys().next().map(|k| k.starts_with('$')).unwrap_or(false) => {
+                let (name, bound) = op.iter().next().unwrap();
+                match name.as_str() {
+                    "$lt" if op.len() == 1 => Ok((field.clone(), Cond::Lt(bound.clone()))),
+                    "$eq" if op.len() == 1 => Ok((field.clone(), Cond::Eq(bound.clone()))),
+                    _ => Err(Error::other(format!("filter on {field}: only $eq and $lt are supported (got {op})"))),
+                }
+            }
+            v => Ok((field.clone(), Cond::Eq(v.clone()))),
+        })
+        .collect()
+}
+
+/// What an update does to the one document it targets.
+#[derive(Clone, Debug, Default)]
+pub struct Update {
+    pub set: Option<Document>,
+    pub inc: Option<Document>,
+    pub set_on_insert: Option<Document>,
+    /// A replacement document: the stored document becomes {_id} + this (MongoDB's
+    /// update without operators).
+    pub replace: Option<Document>,
+    pub filter: Filter,
+    pub upsert: bool,
+    pub return_before: bool,
+}
+
+pub struct UpdateResult {
+    pub matched: bool,
+    pub upserted: bool,
+    pub before: Option<Document>,
+}
+
+fn add(current: Option<&Bson>, delta: &Bson) -> Result<Bson> {
+    Ok(match (current, delta) {
+        (None, d) => d.clone(),
+        (Some(Bson::Int32(a)), Bson::Int32(b)) => match a.checked_add(*b) {
+            Some(v) => Bson::Int32(v),
+            None => Bson::Int64(*a as i64 + *b as i64),
+        },
+        (Some(a), b) => match (a, b) {
+            (Bson::Double(_), _) | (_, Bson::Double(_)) => Bson::Double(numeric(a).unwrap_or(0.0) + numeric(b).unwrap_or(0.0)),
+            _ => {
+                let (x, y) = (as_i64(Some(a)), as_i64(Some(b)));
+                match (x, y) {
+                    (Some(x), Some(y)) => Bson::Int64(x + y),
+                    _ => return Err(Error::other(format!("$inc: cannot add {b} to a non-number {a}"))),
+                }
+            }
+        },
+    })
+}
+
+/// The document after the update (the `_id` never changes).
+pub fn apply(before: &Document, update: &Update) -> Result<Document> {
+    if let Some(replacement) = &update.replace {
+        let mut after = Document::new();
+        if let Some(id) = before.get("_id") {
+            after.insert("_id", id.clone());
+        }
+        for (k, v) in replacement {
+            if k != "_id" {
+                after.insert(k.clone(), v.clone());
+            }
+        }
+        return Ok(after);
+    }
+    let mut after = before.clone();
+    if let Some(set) = &update.set {
+        for (k, v) in set {
+            after.insert(k.clone(), v.clone());
+        }
+    }
+    if let Some(inc) = &update.inc {
+        for (k, d) in inc {
+            let value = add(after.get(k), d)?;
+            after.insert(k.clone(), value);
+        }
+    }
+    Ok(after)
+}
+
+/// The document an upsert inserts: the key's fields, the filter's equalities, then
+/// $setOnInsert, $set and $inc (or the replacement), as mongod builds it.
+pub fn upsert_document(key_fields: &[String], key: &[Bson], update: &Update) -> Document {
+    let mut doc = Document::new();
+    for (field, value) in key_fields.iter().zip(key) {
+        doc.insert(field.clone(), value.clone());
+    }
+    for (field, cond) in &update.filter {
+        if let Cond::Eq(v) = cond {
+            doc.insert(field.clone(), v.clone());
+        }
+    }
+    if let Some(replacement) = &update.replace {
+        for (k, v) in replacement {
+            doc.insert(k.clone(), v.clone());
+        }
+    } else {
+        for part in [&update.set_on_insert, &update.set, &update.inc].into_iter().flatten() {
+            for (k, v) in part {
+                doc.insert(k.clone(), v.clone());
+            }
+        }
+    }
+    doc
+}
+
+/// Decodes a stored document.
+pub fn decode(raw: &[u8]) -> Result<Document> {
+    Ok(Document::from_reader(raw)?)
+}
+
+pub fn encode(doc: &Document) -> Result<Vec<u8>> {
+    Ok(doc.to_vec()?)
+}
+
+pub fn raw(bytes: Vec<u8>) -> Result<RawDocumentBuf> {
+    Ok(RawDocumentBuf::from_bytes(bytes)?)
+}
+
+/// `_id` first, as mongod stores it (it moves `_id` to the front when a client did not).
+pub fn with_id_first(doc: &Document) -> Option<Document> {
+    match doc.keys().next() {
+        Some(k) if k == "_id" => None,
+        _ if doc.contains_key("_id") => {
+            let mut out = Document::new();
+            out.insert("_id", doc.get("_id").unwrap().clone());
+            for (k, v) in doc {
+                if k != "_id" {
+                    out.insert(k.clone(), v.clone());
+                }
+            }
+            Some(out)
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,1010 @@
+//! MongoDB's record-store layout over an embedded engine, as mongod 3.x lays it out.
+//!
+//! A collection is a record table keyed by a 64-bit record id holding the BSON document, plus
+//! a unique `_id` index mapping the `_id` to the record id; each secondary index is a table of
+//! its own (store::keys describes the keys). A lookup by `_id` or any index is an index probe
+//! and then a record fetch, as in mongod. Every Store call is one engine transaction, as a
+//! mongod write of a document and its index entries is one storage transaction; inserts of a
+//! batch commit in groups of 64 documents (mongod's internalInsertMaxBatchSize). Write
+//! conflicts roll back and retry the call with mongod's backoff.
+//!
+//! With `oplog` every write also appends an entry to a capped oplog in the same transaction,
+//! as a replica-set member does (the posts' op1 setups); op0 is the standalone server.
+//! For the mmap stand-in, capped collections (the oplog included) are preallocated rings
+//! overwritten in place, as MMAPv1's were, and MMAPv1's database or collection lock can be
+//! emulated (see `Locking`).
+pub mod capped;
+pub mod document;
+pub mod keys;
+pub mod mongod_layout;
+pub mod oplog;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use bson::{doc, Bson, Document, RawDocumentBuf};
+use serde_json::{json, Value};
+
+use crate::engines::{Engine, Session, Table, TableKind};
+use crate::error::{Error, Result};
+use capped::Capped;
+use document::{Filter, Update, UpdateResult};
+
+/// Documents per storage transaction when a batch is inserted outside one (mongod's
+/// internalInsertMaxBatchSize): a batch is not atomic, as insertMany is not, and one
+/// transaction never pins more dirty pages than a small cache holds.
+pub const INSERT_GROUP: usize = 64;
+const CATALOG: &str = "_mdb_catalog";
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct IndexSpec {
+    pub name: String,
+    pub fields: Vec<(String, i8)>,
+    pub unique: bool,
+}
+
+impl IndexSpec {
+    pub fn new(name: &str, fields: &[(&str, i8)], unique: bool) -> Self {
+        IndexSpec { name: name.into(), fields: fields.iter().map(|(f, d)| (f.to_string(), *d)).collect(), unique }
+    }
+    fn names(&self) -> Vec<String> {
+        self.fields.iter().map(|(f, _)| f.clone()).collect()
+    }
+    fn to_json(&self) -> Value {
+        json!({"name": self.name, "fields": self.fields.iter().map(|(f, d)| json!([f, d])).collect::<Vec<_>>(),
+               "unique": self.unique})
+    }
+    pub fn from_json(v: &Value) -> Result<Self> {
+        let bad = || Error::other(format!("an index spec needs name, fields [[field, 1|-1], ...] and unique (got {v})"));
+        let fields = v["fields"].as_array().ok_or_else(bad)?
+            .iter()
+            .map(|f| Ok((f[0].as_str().ok_or_else(bad)?.to_string(), f[1].as_i64().ok_or_else(bad)? as i8)))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(IndexSpec { name: v["name"].as_str().ok_or_else(bad)?.to_string(), fields,
+                       unique: v["unique"].as_bool().unwrap_or(false) })
+    }
+}
+
+struct Index {
+    spec: IndexSpec,
+    table: Table,
+    directions: Vec<i8>,
+    names: Vec<String>,
+}
+
+impl Index {
+    fn new(spec: IndexSpec, table: Table) -> Self {
+        let directions = spec.fields.iter().map(|(_, d)| *d).collect();
+        let names = spec.names();
+        Index { spec, table, directions, names }
+    }
+}
+
+/// MMAPv1's locks, emulated on the mmap stand-in (MongoDB 2.6: one reader-writer lock per
+/// database; 3.0: per collection, under an intent lock on the database). The other engines
+/// have document-level concurrency and take none.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Locking {
+    None,
+    Collection,
+    Database,
+}
+
+pub struct Collection {
+    pub name: String,
+    records: Table,
+    /// The unique `_id` index ("_id_"); None for the oplog, which has none.
+    id_index: Option<Table>,
+    indexes: RwLock<Vec<Arc<Index>>>,
+    next_id: AtomicI64,
+    pub capped: Option<Capped>,
+    lock: RwLock<()>,
+}
+
+impl Collection {
+    fn index(&self, name: &str) -> Result<Arc<Index>> {
+        self.indexes.read().unwrap().iter().find(|i| i.spec.name == name).cloned()
+            .ok_or_else(|| Error::other(format!("collection {:?} has no index {name:?}", self.name)))
+    }
+}
+
+pub struct StoreOptions {
+    pub oplog: bool,
+    pub oplog_bytes: i64,
+    pub locking: Locking,
+    /// Capped collections as preallocated rings overwritten in place (the mmap stand-in).
+    pub ring_capped: bool,
+}
+
+pub struct RecordStore {
+    pub engine: Arc<dyn Engine>,
+    catalog: Table,
+    collections: RwLock<HashMap<String, Arc<Collection>>>,
+    pub options: StoreOptions,
+    db_lock: RwLock<()>,
+    oplog: Option<Arc<Collection>>,
+    trimmer: std::sync::Mutex<Option<oplog::Trimmer>>,
+    pub conflicts: AtomicU64,
+}
+
+impl RecordStore {
+    pub fn open(engine: Arc<dyn Engine>, options: StoreOptions) -> Result<Arc<RecordStore>> {
+        let catalog = engine.table(CATALOG, TableKind::Index)?;
+        let mut store = RecordStore {
+            engine,
+            catalog,
+            collections: RwLock::new(HashMap::new()),
+            options,
+            db_lock: RwLock::new(()),
+            oplog: None,
+            trimmer: std::sync::Mutex::new(None),
+            conflicts: AtomicU64::new(0),
+        };
+        store.load_catalog()?;
+        if store.options.oplog {
+            store.oplog = Some(store.open_oplog()?);
+        }
+        let store = Arc::new(store);
+        if let Some(oplog) = &store.oplog {
+            if !store.options.ring_capped {
+                *store.trimmer.lock().unwrap() = Some(oplog::Trimmer::start(Arc::downgrade(&store), oplog.clone())?);
+            }
+        }
+        Ok(store)
+    }
+
+    pub fn session(self: &Arc<Self>) -> Result<Ctx> {
+        Ok(Ctx { store: self.clone(), kv: self.engine.session()?, in_txn: false, capped_inserts: Vec::new(),
+                 scratch: Vec::with_capacity(256) })
+    }
+
+    // -- catalog ------------------------------------------------------------------------------
+    fn load_catalog(&mut self) -> Result<()> {
+        let mut session = self.engine.session()?;
+        session.begin(false)?;
+        let mut entries = Vec::new();
+        session.scan(self.catalog, b"", None, false, &mut |k, v| {
+            entries.push((String::from_utf8_lossy(k).into_owned(), v.to_vec()));
+            true
+        })?;
+        session.rollback();
+        drop(session);
+        for (name, meta) in entries {
+            let meta: Value = serde_json::from_slice(&meta).map_err(|e| Error::other(format!("catalog entry {name}: {e}")))?;
+            if name == oplog::NAME {
+                continue; // opened by open_oplog
+            }
+            let capped = meta["capped_bytes"].as_i64();
+            let coll = self.new_collection(&name, capped, true, &meta)?;
+            for spec in meta["indexes"].as_array().cloned().unwrap_or_default() {
+                let spec = IndexSpec::from_json(&spec)?;
+                let table = self.engine.table(&format!("index-{name}-{}", spec.name), TableKind::Index)?;
+                coll.indexes.write().unwrap().push(Arc::new(Index::new(spec, table)));
+            }
+            self.collections.write().unwrap().insert(name, Arc::new(coll));
+        }
+        Ok(())
+    }
+
+    fn new_collection(&self, name: &str, capped_bytes: Option<i64>, id_index: bool, meta: &Value) -> Result<Collection> {
+        let records = self.engine.table(&format!("collection-{name}"), TableKind::Records)?;
+        let id_index = if id_index { Some(self.engine.table(&format!("index-{name}-_id_"), TableKind::Index)?) } else { None };
+        let capped = match capped_bytes {
+            Some(bytes) => Some(Capped::new(name, bytes, self.options.ring_capped, meta)?),
+            None => None,
+        };
+        let coll = Collection {
+            name: name.to_string(),
+            records,
+            id_index,
+            indexes: RwLock::new(Vec::new()),
+            next_id: AtomicI64::new(1),
+            capped,
+            lock: RwLock::new(()),
+        };
+        self.recover(&coll)?;
+        Ok(coll)
+    }
+
+    /// After a reopen: the next record id is the largest + 1 (mongod scans backwards for it),
+    /// and a capped collection's size is counted again.
+    fn recover(&self, coll: &Collection) -> Result<()> {
+        let mut session = self.engine.session()?;
+        session.begin(false)?;
+        let mut last = 0i64;
+        session.scan(coll.records, b"", None, true, &mut |k, _| {
+            last = keys::record_id(k);
+            false
+        })?;
+        coll.next_id.store(last + 1, Ordering::Relaxed);
+        if let Some(capped) = &coll.capped {
+            capped.recount(session.as_mut(), coll.records)?;
+        }
+        session.rollback();
+        Ok(())
+    }
+
+    /// Writes a collection's catalog entry in a transaction of its own (DDL is rare and
+    /// single-threaded in every workload).
+    fn save_catalog(&self, coll: &Collection) -> Result<()> {
+        let indexes: Vec<Value> = coll.indexes.read().unwrap().iter().map(|i| i.spec.to_json()).collect();
+        let mut meta = json!({"indexes": indexes});
+        if let Some(capped) = &coll.capped {
+            meta["capped_bytes"] = json!(capped.cap_bytes);
+            capped.save_state(&mut meta);
+        }
+        let bytes = serde_json::to_vec(&meta).unwrap();
+        let mut session = self.engine.session()?;
+        session.begin(true)?;
+        if let Err(e) = session.put(self.catalog, coll.name.as_bytes(), &bytes) {
+            session.rollback();
+            return Err(e);
+        }
+        session.commit()
+    }
+
+    fn open_oplog(&self) -> Result<Arc<Collection>> {
+        let mut session = self.engine.session()?;
+        session.begin(false)?;
+        let mut meta = Vec::new();
+        session.get(self.catalog, oplog::NAME.as_bytes(), &mut meta)?;
+        session.rollback();
+        drop(session);
+        let meta: Value = if meta.is_empty() { json!({}) } else { serde_json::from_slice(&meta).unwrap_or(json!({})) };
+        let coll = Arc::new(self.new_collection(oplog::NAME, Some(self.options.oplog_bytes), false, &meta)?);
+        self.save_catalog(&coll)?;
+        Ok(coll)
+    }
+
+    /// A collection by name; the oplog (`oplog.rs`) can be read by name too.
+    pub fn collection(&self, name: &str) -> Result<Arc<Collection>> {
+        if let Some(oplog) = self.oplog.as_ref().filter(|o| o.name == name) {
+            return Ok(oplog.clone());
+        }
+        self.collections.read().unwrap().get(name).cloned()
+            .ok_or_else(|| Error::other(format!("collection {name:?} does not exist")))
+    }
+
+    pub fn collection_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.collections.read().unwrap().keys().cloned().collect();
+        names.sort();
+        names
+    }
+
+    // -- lifecycle ----------------------------------------------------------------------------
+    pub fn info(&self) -> Value {
+        let mut config = self.engine.config();
+        config["oplog"] = json!(self.options.oplog);
+        config["oplog_size_mb"] = json!(self.options.oplog_bytes >> 20);
+        config["layout"] = json!("mongod's: record ids, a unique _id index, KeyString-shaped index keys");
+        if self.options.locking != Locking::None {
+            config["emulated_lock"] = json!(format!("{:?}", self.options.locking).to_lowercase());
+        }
+        if self.options.ring_capped {
+            config["capped_collections"] = json!("preallocated rings, overwritten in place (MMAPv1)");
+        }
+        config
+    }
+
+    pub fn stats(&self) -> Vec<(String, i64)> {
+        let mut out = self.engine.stats();
+        out.push(("write_conflicts_retried".into(), self.conflicts.load(Ordering::Relaxed) as i64));
+        out
+    }
+
+    /// Persists what the catalog must know across a reopen (capped rings' positions).
+    pub fn checkpoint(self: &Arc<Self>) -> Result<()> {
+        self.save_capped_state()?;
+        self.engine.checkpoint()
+    }
+
+    fn save_capped_state(&self) -> Result<()> {
+        let colls: Vec<Arc<Collection>> = self.collections.read().unwrap().values().cloned().collect();
+        for coll in colls.iter().chain(self.oplog.iter()) {
+            if coll.capped.as_ref().map(|c| c.is_ring()).unwrap_or(false) {
+                self.save_catalog(coll)?;
+            }
+        }
+        Ok(())
+    }
+
+    pub fn close(self: &Arc<Self>) -> Result<()> {
+        if let Some(trimmer) = self.trimmer.lock().unwrap().take() {
+            trimmer.stop();
+        }
+        let saved = self.save_capped_state();
+        let closed = self.engine.close();
+        saved.and(closed)
+    }
+}
+
+/// Where a scan runs: an equality prefix over the index's first fields, then optional
+/// inclusive bounds on what follows (a value for the next field, or several for the next
+/// fields compared as a tuple: "seek to this key and scan on").
+#[derive(Clone, Debug, Default)]
+pub struct Range {
+    pub prefix: Vec<Bson>,
+    pub low: Option<Vec<Bson>>,
+    pub high: Option<Vec<Bson>>,
+    pub reverse: bool,
+    pub skip: usize,
+    pub limit: Option<usize>,
+    /// A projection (without `_id`); inside the index it is a covered, index-only read.
+    pub fields: Option<Vec<String>>,
+}
+
+/// One thread's access to the store: its engine session and transaction state.
+pub struct Ctx {
+    pub store: Arc<RecordStore>,
+    kv: Box<dyn Session>,
+    /// Inside a transaction every call joins it; a multi-call transaction on a store with
+    /// emulated locks holds the database lock for its whole length, so calls inside it take none.
+    in_txn: bool,
+    /// Capped collections this transaction inserted into, with the bytes added.
+    capped_inserts: Vec<(Arc<Collection>, i64)>,
+    scratch: Vec<u8>,
+}
+
+enum Guard<'a> {
+    Read(#[allow(dead_code)] RwLockReadGuard<'a, ()>),
+    Write(#[allow(dead_code)] RwLockWriteGuard<'a, ()>),
+}
+
+impl Ctx {
+    // -- locking and transactions -------------------------------------------------------------
+    /// Takes the emulated MMAPv1 locks for one call (none on engines with document-level
+    /// concurrency, or inside a multi-call transaction that holds the database lock).
+    fn lock<'a>(&self, db: &'a RwLock<()>, coll: &'a Collection, write: bool) -> Vec<Guard<'a>> {
+        match self.store.options.locking {
+            Locking::None => Vec::new(),
+            Locking::Database => vec![if write { Guard::Write(db.write().unwrap()) } else { Guard::Read(db.read().unwrap()) }],
+            Locking::Collection => vec![
+                Guard::Read(db.read().unwrap()), // the intent lock on the database
+                if write { Guard::Write(coll.lock.write().unwrap()) } else { Guard::Read(coll.lock.read().unwrap()) },
+            ],
+        }
+    }
+
+    /// Runs `f` in one write transaction, retried on write conflicts with mongod's backoff
+    /// (write_conflict_exception.cpp: none for 4 attempts, then 1 ms below 10, 5 ms below 100,
+    /// then 10 ms). Inside a transaction already, `f` joins it.
+    pub fn transaction<T>(&mut self, mut f: impl FnMut(&mut Ctx) -> Result<T>) -> Result<T> {
+        if self.in_txn {
+            return f(self);
+        }
+        let store = self.store.clone();
+        let _db_guard = if store.options.locking != Locking::None { Some(store.db_lock.write().unwrap()) } else { None };
+        for attempt in 0u32.. {
+            let result = self.attempt(&mut f);
+            match result {
+                Err(e) if e.is_conflict() => {
+                    self.store.conflicts.fetch_add(1, Ordering::Relaxed);
+                    let ms = match attempt { 0..=3 => 0, 4..=9 => 1, 10..=99 => 5, _ => 10 };
+                    if ms > 0 {
+                        std::thread::sleep(std::time::Duration::from_millis(ms));
+                    }
+                }
+                other => return other,
+            }
+        }
+        unreachable!()
+    }
+
+    fn attempt<T>(&mut self, f: &mut impl FnMut(&mut Ctx) -> Result<T>) -> Result<T> {
+        self.kv.begin(true)?;
+        self.in_txn = true;
+        self.capped_inserts.clear();
+        let result = f(self);
+        self.in_txn = false;
+        match result {
+            Ok(value) => match self.kv.commit() {
+                Ok(()) => {
+                    self.after_commit()?;
+                    Ok(value)
+                }
+                Err(e) => {
+                    self.kv.rollback();
+                    Err(e)
+                }
+            },
+            Err(e) => {
+                self.kv.rollback();
+                Err(e)
+            }
+        }
+    }
+
+    /// An explicit transaction (the serve protocol's begin / commit / abort): every call joins
+    /// it until it ends. A conflict surfaces to the caller, who aborts and retries.
+    pub fn begin_explicit(&mut self) -> Result<()> {
+        if self.in_txn {
+            return Err(Error::other("a transaction is already open on this session"));
+        }
+        self.kv.begin(true)?;
+        self.in_txn = true;
+        self.capped_inserts.clear();
+        Ok(())
+    }
+
+    pub fn commit_explicit(&mut self) -> Result<()> {
+        if !self.in_txn {
+            return Err(Error::other("no transaction is open on this session"));
+        }
+        self.in_txn = false;
+        match self.kv.commit() {
+            Ok(()) => self.after_commit(),
+            Err(e) => {
+                self.kv.rollback();
+                Err(e)
+            }
+        }
+    }
+
+    pub fn abort_explicit(&mut self) {
+        if self.in_txn {
+            self.in_txn = false;
+            self.kv.rollback();
+        }
+    }
+
+    /// One call: its own write transaction, after the emulated locks.
+    fn write_call<T>(&mut self, coll: &Arc<Collection>, mut f: impl FnMut(&mut Ctx) -> Result<T>) -> Result<T> {
+        if self.in_txn {
+            return f(self);
+        }
+        let store = self.store.clone();
+        let _guards = self.lock(&store.db_lock, coll, true);
+        for attempt in 0u32.. {
+            match self.attempt(&mut f) {
+                Err(e) if e.is_conflict() => {
+                    store.conflicts.fetch_add(1, Ordering::Relaxed);
+                    let ms = match attempt { 0..=3 => 0, 4..=9 => 1, 10..=99 => 5, _ => 10 };
+                    if ms > 0 {
+                        std::thread::sleep(std::time::Duration::from_millis(ms));
+                    }
+                }
+                other => return other,
+            }
+        }
+        unreachable!()
+    }
+
+    /// A read-only call: a snapshot read (or the caller's transaction).
+    fn read_call<T>(&mut self, coll: &Arc<Collection>, f: impl FnOnce(&mut Ctx) -> Result<T>) -> Result<T> {
+        if self.in_txn {
+            return f(self);
+        }
+        let store = self.store.clone();
+        let _guards = self.lock(&store.db_lock, coll, false);
+        self.kv.begin(false)?;
+        let result = f(self);
+        self.kv.rollback();
+        result
+    }
+
+    /// Capped collections past their size lose their oldest documents, in a transaction of
+    /// their own after the insert's commit, as mongod's cappedDeleteAsNeeded does.
+    fn after_commit(&mut self) -> Result<()> {
+        let inserts = std::mem::take(&mut self.capped_inserts);
+        for (coll, added) in inserts {
+            let capped = coll.capped.as_ref().unwrap();
+            if capped.added(added) {
+                capped::delete_oldest(self, &coll)?;
+            }
+        }
+        Ok(())
+    }
+
+    // -- schema -------------------------------------------------------------------------------
+    pub fn create_collection(&mut self, name: &str, capped_bytes: Option<i64>) -> Result<()> {
+        if self.store.collections.read().unwrap().contains_key(name) {
+            return Ok(());
+        }
+        let coll = Arc::new(self.store.new_collection(name, capped_bytes, true, &json!({}))?);
+        self.store.save_catalog(&coll)?;
+        self.store.collections.write().unwrap().entry(name.to_string()).or_insert(coll);
+        Ok(())
+    }
+
+    pub fn create_index(&mut self, collection: &str, spec: IndexSpec) -> Result<()> {
+        let coll = self.store.collection(collection)?;
+        if coll.indexes.read().unwrap().iter().any(|i| i.spec.name == spec.name) {
+            return Ok(());
+        }
+        let table = self.store.engine.table(&format!("index-{collection}-{}", spec.name), TableKind::Index)?;
+        let index = Arc::new(Index::new(spec, table));
+        // Entries for documents already present (the workloads create their indexes first).
+        let mut docs = Vec::new();
+        self.read_call(&coll, |c| {
+            c.kv.scan(coll.records, b"", None, false, &mut |k, v| {
+                docs.push((keys::record_id(k), v.to_vec()));
+                true
+            })
+        })?;
+        self.write_call(&coll, |c| {
+            for (rid, raw) in &docs {
+                c.put_index_entry(&index, &document::decode(raw)?, *rid)?;
+            }
+            Ok(())
+        })?;
+        coll.indexes.write().unwrap().push(index);
+        self.store.save_catalog(&coll)
+    }
+
+    // -- index entries ------------------------------------------------------------------------
+    fn key_values<'d>(doc: &'d Document, names: &[String]) -> Vec<&'d Bson> {
+        const NULL: &Bson = &Bson::Null;
+        names.iter().map(|n| doc.get(n).unwrap_or(NULL)).collect()
+    }
+
+    fn put_index_entry(&mut self, index: &Index, doc: &Document, rid: i64) -> Result<()> {
+        let values = Self::key_values(doc, &index.names);
+        let mut tb = Vec::new();
+        let mut key = keys::encode(&values, &index.directions, &mut tb)?;
+        let bits = keys::type_bits_value(&tb, &values);
+        if index.spec.unique {
+            let mut value = Vec::with_capacity(9 + bits.len());
+            keys::append_record_id(&mut value, rid);
+            value.extend_from_slice(&bits);
+            if !self.kv.insert_new(index.table, &key, &value)? {
+                return Err(Error::duplicate(format!("E11000 duplicate key error index: {}", index.spec.name)));
+            }
+        } else {
+            keys::append_record_id(&mut key, rid);
+            self.kv.put(index.table, &key, &bits)?;
+        }
+        Ok(())
+    }
+
+    fn delete_index_entry(&mut self, index: &Index, doc: &Document, rid: i64) -> Result<()> {
+        let values = Self::key_values(doc, &index.names);
+        let mut key = keys::encode(&values, &index.directions, &mut Vec::new())?;
+        if !index.spec.unique {
+            keys::append_record_id(&mut key, rid);
+        }
+        self.kv.delete(index.table, &key)
+    }
+
+    fn put_id_entry(&mut self, coll: &Collection, id: &Bson, rid: i64) -> Result<()> {
+        let Some(table) = coll.id_index else { return Ok(()) };
+        let mut tb = Vec::new();
+        let key = keys::encode(&[id], &[1], &mut tb)?;
+        let mut value = Vec::with_capacity(10);
+        keys::append_record_id(&mut value, rid);
+        value.extend_from_slice(&keys::type_bits_value(&tb, &[id]));
+        if !self.kv.insert_new(table, &key, &value)? {
+            return Err(Error::duplicate(format!("E11000 duplicate key error collection: {} index: _id_", coll.name)));
+        }
+        Ok(())
+    }
+
+    fn delete_id_entry(&mut self, coll: &Collection, id: &Bson) -> Result<()> {
+        let Some(table) = coll.id_index else { return Ok(()) };
+        let key = keys::encode(&[id], &[1], &mut Vec::new())?;
+        self.kv.delete(table, &key)
+    }
+
+    // -- documents ----------------------------------------------------------------------------
+    /// Writes a new document: record, `_id` entry, index entries, oplog entry. Returns its
+    /// record id and size.
+    fn insert_one(&mut self, coll: &Arc<Collection>, doc: &Document) -> Result<(i64, i64)> {
+        let owned;
+        let doc = if !doc.contains_key("_id") {
+            let mut d = doc! {"_id": bson::oid::ObjectId::new()};
+            d.extend(doc.clone());
+            owned = d;
+            &owned
+        } else if let Some(reordered) = document::with_id_first(doc) {
+            owned = reordered;
+            &owned
+        } else {
+            doc
+        };
+        let raw = document::encode(doc)?;
+        let size = raw.len() as i64;
+        let rid = match &coll.capped {
+            Some(capped) if capped.is_ring() => capped::ring_place(self, coll, size)?,
+            _ => coll.next_id.fetch_add(1, Ordering::Relaxed),
+        };
+        self.put_id_entry(coll, doc.get("_id").unwrap(), rid)?;
+        let indexes = coll.indexes.read().unwrap().clone();
+        for index in &indexes {
+            self.put_index_entry(index, doc, rid)?;
+        }
+        self.kv.put(coll.records, &keys::record_key(rid), &raw)?;
+        if coll.capped.is_some() {
+            self.capped_inserts.push((coll.clone(), size));
+        }
+        self.log("i", coll, Bson::Document(doc.clone()), None)?;
+        Ok((rid, size))
+    }
+
+    /// Removes a document and its index entries (not logged: callers log what they mean).
+    fn remove_record(&mut self, coll: &Collection, rid: i64, doc: &Document) -> Result<()> {
+        if let Some(id) = doc.get("_id") {
+            self.delete_id_entry(coll, id)?;
+        }
+        let indexes = coll.indexes.read().unwrap().clone();
+        for index in &indexes {
+            self.delete_index_entry(index, doc, rid)?;
+        }
+        self.kv.delete(coll.records, &keys::record_key(rid))
+    }
+
+    fn log(&mut self, op: &str, coll: &Collection, o: Bson, o2: Option<Bson>) -> Result<()> {
+        if let Some(oplog) = self.store.oplog.clone() {
+            if coll.name != oplog::NAME {
+                let entry = oplog::entry(op, &coll.name, o, o2);
+                self.insert_one(&oplog, &entry)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The record id and stored bytes of the document with this key, or None.
+    fn locate(&mut self, coll: &Collection, index: Option<&str>, key: &[Bson], for_update: bool)
+              -> Result<Option<(i64, Vec<u8>)>> {
+        let rid = match index {
+            None => {
+                let table = coll.id_index.ok_or_else(|| Error::other(format!("{} has no _id index", coll.name)))?;
+                let id = key.first().ok_or_else(|| Error::other("a lookup by _id needs the _id value"))?;
+                let encoded = keys::encode(&[id], &[1], &mut Vec::new())?;
+                self.scratch.clear();
+                let mut value = std::mem::take(&mut self.scratch);
+                let found = self.kv.get(table, &encoded, &mut value)?;
+                let rid = if found { Some(keys::read_record_id(&value).0) } else { None };
+                self.scratch = value;
+                rid
+            }
+            Some(name) => {
+                let index = coll.index(name)?;
+                let refs: Vec<&Bson> = key.iter().collect();
+                if index.spec.unique && key.len() == index.names.len() {
+                    let encoded = keys::encode(&refs, &index.directions, &mut Vec::new())?;
+                    let mut value = Vec::new();
+                    if self.kv.get(index.table, &encoded, &mut value)? { Some(keys::read_record_id(&value).0) } else { None }
+                } else {
+                    let mut prefix = Vec::new();
+                    keys::append_fields(&mut prefix, &refs, &index.directions, &mut Vec::new())?;
+                    if key.len() == index.names.len() {
+                        prefix.push(keys::END);
+                    }
+                    let end = keys::prefix_successor(&prefix);
+                    let unique = index.spec.unique;
+                    let mut rid = None;
+                    self.kv.scan(index.table, &prefix, end.as_deref(), false, &mut |k, v| {
+                        rid = Some(if unique { keys::read_record_id(v).0 } else { keys::split_record_id(k).1 });
+                        false
+                    })?;
+                    rid
+                }
+            }
+        };
+        let Some(rid) = rid else { return Ok(None) };
+        let mut raw = Vec::new();
+        let found = if for_update {
+            self.kv.get_for_update(coll.records, &keys::record_key(rid), &mut raw)?
+        } else {
+            self.kv.get(coll.records, &keys::record_key(rid), &mut raw)?
+        };
+        Ok(if found { Some((rid, raw)) } else { None })
+    }
+
+    fn key_field_names(coll: &Collection, index: Option<&str>) -> Result<Vec<String>> {
+        Ok(match index {
+            None => vec!["_id".to_string()],
+            Some(name) => coll.index(name)?.names.clone(),
+        })
+    }
+
+    // -- the Store calls ----------------------------------------------------------------------
+    /// Inserts documents; a duplicate key fails the group it is in (DuplicateKey).
+    pub fn insert_many(&mut self, collection: &str, docs: &[Document]) -> Result<usize> {
+        let coll = self.store.collection(collection)?;
+        if self.in_txn {
+            for doc in docs {
+                self.insert_one(&coll, doc)?;
+            }
+            return Ok(docs.len());
+        }
+        for group in docs.chunks(INSERT_GROUP) {
+            self.write_call(&coll, |c| {
+                for doc in group {
+                    c.insert_one(&coll, doc)?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(docs.len())
+    }
+
+    pub fn update(&mut self, collection: &str, index: Option<&str>, key: &[Bson], update: &Update) -> Result<UpdateResult> {
+        let coll = self.store.collection(collection)?;
+        if coll.capped.is_some() && update.upsert {
+            return Err(Error::other(format!("upserts into capped collection {collection:?} are not supported; insert instead")));
+        }
+        let key_fields = Self::key_field_names(&coll, index)?;
+        self.write_call(&coll, |c| {
+            let found = c.locate(&coll, index, key, true)?;
+            let before = match &found {
+                Some((_, raw)) => Some(document::decode(raw)?),
+                None => None,
+            };
+            let matched = before.as_ref().map(|d| document::matches(d, &update.filter)).unwrap_or(false);
+            if !matched {
+                if !update.upsert {
+                    return Ok(UpdateResult { matched: false, upserted: false, before: None });
+                }
+                let doc = document::upsert_document(&key_fields, key, update);
+                c.insert_one(&coll, &doc)?;
+                return Ok(UpdateResult { matched: false, upserted: true, before: None });
+            }
+            let (rid, raw) = found.unwrap();
+            let before = before.unwrap();
+            let after = document::apply(&before, update)?;
+            let encoded = document::encode(&after)?;
+            if coll.capped.is_some() && encoded.len() != raw.len() {
+                // As MongoDB before 3.2 required: a capped document keeps its size.
+                return Err(Error::other(format!("an update may not change the size of a document in capped collection {collection:?}")));
+            }
+            let indexes = coll.indexes.read().unwrap().clone();
+            for index in &indexes {
+                let old = Self::key_values(&before, &index.names);
+                let new = Self::key_values(&after, &index.names);
+                if old.iter().zip(&new).any(|(a, b)| a != b) {
+                    c.delete_index_entry(index, &before, rid)?;
+                    c.put_index_entry(index, &after, rid)?;
+                }
+            }
+            c.kv.put(coll.records, &keys::record_key(rid), &encoded)?;
+            let id = before.get("_id").cloned().unwrap_or(Bson::Null);
+            let change = match &update.replace {
+                Some(_) => Bson::Document(after.clone()),
+                None => Bson::Document(doc! {"$set": update.set.clone().unwrap_or_default(),
+                                             "$inc": update.inc.clone().unwrap_or_default()}),
+            };
+            c.log("u", &coll, change, Some(Bson::Document(doc! {"_id": id})))?;
+            Ok(UpdateResult { matched: true, upserted: false, before: if update.return_before { Some(before) } else { None } })
+        })
+    }
+
+    pub fn delete(&mut self, collection: &str, index: Option<&str>, key: &[Bson], filter: &Filter) -> Result<bool> {
+        let coll = self.store.collection(collection)?;
+        if coll.capped.is_some() {
+            return Err(Error::other(format!("cannot delete from capped collection {collection:?} (as MongoDB before 5.0 refused)")));
+        }
+        self.write_call(&coll, |c| {
+            let Some((rid, raw)) = c.locate(&coll, index, key, true)? else { return Ok(false) };
+            let doc = document::decode(&raw)?;
+            if !document::matches(&doc, filter) {
+                return Ok(false);
+            }
+            c.remove_record(&coll, rid, &doc)?;
+            let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
+            c.log("d", &coll, Bson::Document(doc! {"_id": id}), None)?;
+            Ok(true)
+        })
+    }
+
+    pub fn get(&mut self, collection: &str, index: Option<&str>, key: &[Bson]) -> Result<Option<RawDocumentBuf>> {
+        let coll = self.store.collection(collection)?;
+        self.read_call(&coll, |c| match c.locate(&coll, index, key, false)? {
+            Some((_, raw)) => Ok(Some(document::raw(raw)?)),
+            None => Ok(None),
+        })
+    }
+
+    /// Documents whose index key is prefix + (v,) for v in last_values ($in on the last
+    /// field), in index order.
+    pub fn get_many(&mut self, collection: &str, index: &str, prefix: &[Bson], last_values: &[Bson]) -> Result<Vec<RawDocumentBuf>> {
+        let coll = self.store.collection(collection)?;
+        let idx = coll.index(index)?;
+        let descending = idx.directions.get(prefix.len()).copied().unwrap_or(1) < 0;
+        let mut keyed: Vec<(Vec<u8>, &Bson)> = last_values.iter()
+            .map(|v| Ok((keys::encode(&[v], &[1], &mut Vec::new())?, v)))
+            .collect::<Result<_>>()?;
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        keyed.dedup_by(|a, b| a.0 == b.0);
+        if descending {
+            keyed.reverse();
+        }
+        self.read_call(&coll, |c| {
+            let mut out = Vec::new();
+            let mut key = prefix.to_vec();
+            for (_, value) in &keyed {
+                key.push((*value).clone());
+                if let Some((_, raw)) = c.locate(&coll, Some(index), &key, false)? {
+                    out.push(document::raw(raw)?);
+                }
+                key.pop();
+            }
+            Ok(out)
+        })
+    }
+
+    /// The table and [start, end) byte range of a Range over an index (or the _id index).
+    fn range_bounds(&self, coll: &Collection, index: Option<&Index>, range: &Range) -> Result<(Table, Vec<u8>, Option<Vec<u8>>)> {
+        let (table, directions): (Table, &[i8]) = match index {
+            Some(i) => (i.table, &i.directions),
+            None => (coll.id_index.ok_or_else(|| Error::other("no _id index"))?, &[1]),
+        };
+        let prefix: Vec<&Bson> = range.prefix.iter().collect();
+        let mut base = Vec::new();
+        keys::append_fields(&mut base, &prefix, &directions[..prefix.len().min(directions.len())], &mut Vec::new())?;
+        let rest = &directions[prefix.len().min(directions.len())..];
+        let (mut low, mut high) = (range.low.as_ref(), range.high.as_ref());
+        let width = low.map(|l| l.len()).max(high.map(|h| h.len())).unwrap_or(0);
+        if rest.iter().take(width).any(|d| *d < 0) {
+            if width > 1 {
+                return Err(Error::other("tuple bounds over descending index fields are not supported"));
+            }
+            std::mem::swap(&mut low, &mut high); // a descending field stores high values first
+        }
+        let bound = |values: &Vec<Bson>| -> Result<Vec<u8>> {
+            let refs: Vec<&Bson> = values.iter().collect();
+            let mut out = base.clone();
+            keys::append_fields(&mut out, &refs, &rest[..refs.len().min(rest.len())], &mut Vec::new())?;
+            Ok(out)
+        };
+        let start = match low { Some(l) => bound(l)?, None => base.clone() };
+        let end = match high { Some(h) => keys::prefix_successor(&bound(h)?), None => keys::prefix_successor(&base) };
+        Ok((table, start, end))
+    }
+
+    /// Index entries in range, in order (or reversed), as (key, value) copies, after `skip`,
+    /// at most `limit`.
+    fn entries(&mut self, coll: &Collection, index: Option<&Index>, range: &Range) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+        let (table, start, end) = self.range_bounds(coll, index, range)?;
+        let mut out = Vec::new();
+        let mut skipped = 0usize;
+        let limit = range.limit.unwrap_or(usize::MAX);
+        if limit == 0 {
+            return Ok(out);
+        }
+        self.kv.scan(table, &start, end.as_deref(), range.reverse, &mut |k, v| {
+            if skipped < range.skip {
+                skipped += 1;
+                return true;
+            }
+            out.push((k.to_vec(), v.to_vec()));
+            out.len() < limit
+        })?;
+        Ok(out)
+    }
+
+    fn entry_record_id(unique: bool, key: &[u8], value: &[u8]) -> i64 {
+        if unique { keys::read_record_id(value).0 } else { keys::split_record_id(key).1 }
+    }
+
+    pub fn scan(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<Vec<RawDocumentBuf>> {
+        let coll = self.store.collection(collection)?;
+        let idx = match index { Some(name) => Some(coll.index(name)?), None => None };
+        let names = Self::key_field_names(&coll, index)?;
+        // A projection inside the index is answered from the index alone (a covered query).
+        let covered = match (&idx, &range.fields) {
+            (Some(_), Some(fields)) => fields.iter().all(|f| names.contains(f) && f != "_id"),
+            _ => false,
+        };
+        self.read_call(&coll, |c| {
+            let entries = c.entries(&coll, idx.as_deref(), range)?;
+            let unique = idx.as_ref().map(|i| i.spec.unique).unwrap_or(true);
+            let mut out = Vec::with_capacity(entries.len());
+            for (key, value) in entries {
+                if covered {
+                    let bits = if unique { &value[keys::read_record_id(&value).1..] } else { &value[..] };
+                    let (fields_end, _) = if unique { (key.len(), 0) } else { keys::split_record_id(&key) };
+                    let decoded = keys::decode(&key[..fields_end], bits)?;
+                    let mut doc = Document::new();
+                    for field in range.fields.as_ref().unwrap() {
+                        let i = names.iter().position(|n| n == field).unwrap();
+                        doc.insert(field.clone(), decoded[i].clone());
+                    }
+                    out.push(RawDocumentBuf::try_from(&doc)?);
+                    continue;
+                }
+                let rid = Self::entry_record_id(unique, &key, &value);
+                let mut raw = Vec::new();
+                if c.kv.get(coll.records, &keys::record_key(rid), &mut raw)? {
+                    match &range.fields {
+                        None => out.push(document::raw(raw)?),
+                        Some(fields) => {
+                            let full = document::decode(&raw)?;
+                            let mut doc = Document::new();
+                            for f in fields {
+                                if let Some(v) = full.get(f) {
+                                    doc.insert(f.clone(), v.clone());
+                                }
+                            }
+                            out.push(RawDocumentBuf::try_from(&doc)?);
+                        }
+                    }
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    /// Index entries in range (a count scan: no document is read).
+    pub fn count(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<usize> {
+        let coll = self.store.collection(collection)?;
+        let idx = match index { Some(name) => Some(coll.index(name)?), None => None };
+        self.read_call(&coll, |c| {
+            let (table, start, end) = c.range_bounds(&coll, idx.as_deref(), range)?;
+            let limit = range.limit.unwrap_or(usize::MAX);
+            let mut n = 0usize;
+            if limit > 0 {
+                c.kv.scan(table, &start, end.as_deref(), false, &mut |_, _| {
+                    n += 1;
+                    n < limit
+                })?;
+            }
+            Ok(n)
+        })
+    }
+
+    /// One page of an index (or of the `_id` index) in key order: up to `n` entries after the
+    /// raw key `after` (None: from the start), each as its raw key, its decoded fields and,
+    /// with `fetch`, its document. Read in one short transaction, so a caller can walk an
+    /// index page by page while doing other calls (the consistency check does).
+    pub fn index_page(&mut self, collection: &str, index: Option<&str>, after: Option<&[u8]>, n: usize, fetch: bool)
+                      -> Result<Vec<(Vec<u8>, Vec<Bson>, Option<RawDocumentBuf>)>> {
+        let coll = self.store.collection(collection)?;
+        let idx = match index { Some(name) => Some(coll.index(name)?), None => None };
+        let (table, unique) = match &idx {
+            Some(i) => (i.table, i.spec.unique),
+            None => (coll.id_index.ok_or_else(|| Error::other("no _id index"))?, true),
+        };
+        let mut start = after.map(|a| a.to_vec()).unwrap_or_default();
+        if after.is_some() {
+            start.push(0); // the smallest key after `after`
+        }
+        self.read_call(&coll, |c| {
+            let mut raw: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+            c.kv.scan(table, &start, None, false, &mut |k, v| {
+                raw.push((k.to_vec(), v.to_vec()));
+                raw.len() < n
+            })?;
+            let mut page = Vec::with_capacity(raw.len());
+            for (key, value) in raw {
+                let (end, bits, rid) = if unique {
+                    let (rid, used) = keys::read_record_id(&value);
+                    (key.len(), &value[used..], rid)
+                } else {
+                    let (end, rid) = keys::split_record_id(&key);
+                    (end, &value[..], rid)
+                };
+                let fields = keys::decode(&key[..end], bits)?;
+                let doc = if fetch {
+                    let mut bytes = Vec::new();
+                    if c.kv.get(coll.records, &keys::record_key(rid), &mut bytes)? { Some(document::raw(bytes)?) } else { None }
+                } else {
+                    None
+                };
+                page.push((key, fields, doc));
+            }
+            Ok(page)
+        })
+    }
+
+    /// Documents in natural (insertion) order, oldest first.
+    pub fn natural(&mut self, collection: &str, limit: Option<usize>) -> Result<Vec<RawDocumentBuf>> {
+        let coll = self.store.collection(collection)?;
+        self.read_call(&coll, |c| {
+            let mut out = Vec::new();
+            let limit = limit.unwrap_or(usize::MAX);
+            let order = capped::natural_order(c, &coll)?;
+            for rid in order.into_iter().take(limit) {
+                let mut raw = Vec::new();
+                if c.kv.get(coll.records, &keys::record_key(rid), &mut raw)? {
+                    out.push(document::raw(raw)?);
+                }
+            }
+            Ok(out)
+        })
+    }
+
+    pub fn kv(&mut self) -> &mut dyn Session {
+        self.kv.as_mut()
+    }
+}

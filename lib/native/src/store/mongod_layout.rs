@@ -1,0 +1,197 @@
+//! How mongod and MongoRocks configured their engines in the posts' era, as settings the engine
+//! adapters apply. Every value names the source it is read from (mongodb/mongo at r3.0.7 and
+//! r3.2.0, mongodb-partners/mongo-rocks at r3.2.0; paths under src/mongo/db/storage/ for mongo).
+//! The README's "What runs natively" section lists the same table for readers.
+use serde_json::{json, Value};
+
+/// mongod 3.2's journal flusher (wiredtiger/wiredtiger_kv_engine.cpp, WiredTigerJournalFlusher):
+/// `log_flush("sync=on")` every journalCommitIntervalMs, which is 100 when unset. (3.0.7 had no
+/// such thread.)
+pub const JOURNAL_COMMIT_MS: i64 = 100;
+
+pub struct WiredTigerLayout {
+    pub release: String,
+    pub cache_mb: i64,
+    pub compressor: String,
+    pub journal: bool,
+    pub checkpoint_s: i64,
+    pub lsm: bool,
+    pub prefix_compression: bool,
+    /// Compressor extension libraries to load (releases that build compressors as extensions).
+    pub extensions: Vec<String>,
+}
+
+impl WiredTigerLayout {
+    fn major(&self) -> u32 {
+        self.release.split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0)
+    }
+
+    /// wiredtiger/wiredtiger_kv_engine.cpp, the WiredTigerKVEngine constructor at r3.2.0:
+    /// create,cache_size=..,session_max=20000,eviction=(threads_max=4),config_base=false,
+    /// statistics=(fast),log=(enabled=true,archive=true,path=journal,compressor=snappy),
+    /// file_manager=(close_idle_time=100000),checkpoint=(wait=<syncdelay>,log_size=2GB),
+    /// statistics_log=(wait=0); transaction_sync is left at WiredTiger's default (off).
+    /// WiredTiger 10 renamed the log's `archive` to `remove`; the meaning is the same.
+    pub fn connection_config(&self) -> String {
+        let remove = if self.major() >= 10 { "remove" } else { "archive" };
+        let log = if self.journal {
+            format!("log=(enabled=true,{remove}=true,path=journal,compressor={}),", self.journal_compressor())
+        } else {
+            "log=(enabled=false),".to_string()
+        };
+        let mut config = format!(
+            "create,cache_size={}M,session_max=20000,eviction=(threads_max=4),config_base=false,statistics=(fast),{log}\
+             file_manager=(close_idle_time=100000),checkpoint=(wait={},log_size=2GB),statistics_log=(wait=0)",
+            self.cache_mb, self.checkpoint_s);
+        if !self.extensions.is_empty() {
+            config.push_str(&format!(",extensions=[{}]", self.extensions.join(",")));
+        }
+        config
+    }
+
+    /// The journal compressor: snappy, mongod's default (storage.wiredTiger.engineConfig.
+    /// journalCompressor), unless no compressor runs at all.
+    fn journal_compressor(&self) -> &str {
+        if self.compressor == "none" { "none" } else { "snappy" }
+    }
+
+    fn table_type(&self) -> &str {
+        if self.lsm { "lsm" } else { "file" }
+    }
+
+    /// wiredtiger/wiredtiger_record_store.cpp, WiredTigerRecordStore::generateCreateString
+    /// (identical at r3.0.7 and r3.2.0): page sizes left at WiredTiger's defaults, snappy
+    /// block compression (collectionConfig.blockCompressor), records keyed by a 64-bit record id.
+    /// LSM tables are what `--wiredTigerCollectionConfigString=type=lsm` asked for.
+    pub fn record_table_config(&self) -> String {
+        format!("type={},memory_page_max=10m,split_pct=90,leaf_value_max=64MB,checksum=on,block_compressor={},\
+                 key_format=q,value_format=u", self.table_type(), self.block_compressor())
+    }
+
+    /// wiredtiger/wiredtiger_index.cpp, WiredTigerIndex::generateCreateString (identical at
+    /// r3.0.7 and r3.2.0): 16 KB pages, prefix compression on (indexConfig.prefixCompression
+    /// defaults to true), and no block compression (indexBlockCompressor is never assigned, so
+    /// the string reads `block_compressor=,`).
+    pub fn index_table_config(&self) -> String {
+        let prefix = if self.prefix_compression { "prefix_compression=true," } else { "prefix_compression=false," };
+        format!("type={},internal_page_max=16k,leaf_page_max=16k,checksum=on,{prefix}block_compressor=,\
+                 key_format=u,value_format=u", self.table_type())
+    }
+
+    fn block_compressor(&self) -> &str {
+        if self.compressor == "none" { "" } else { &self.compressor }
+    }
+}
+
+/// WiredTiger counters sampled per interval: what serverStatus.wiredTiger shows for cache
+/// behaviour and write amplification. Several were renamed over the releases (WT-11171 moved
+/// the checkpoint counters into a `checkpoint` section); every spelling is listed, and a
+/// release reports the ones it has.
+pub fn wiredtiger_stat_wanted(desc: &str) -> bool {
+    const WANTED: &[&str] = &[
+        "cache: bytes read into cache",
+        "cache: bytes written from cache",
+        "cache: pages read into cache",
+        "cache: pages written from cache",
+        "cache: bytes currently in the cache",
+        "cache: maximum bytes configured",
+        "cache: pages evicted by application threads",
+        "cache: unmodified pages evicted",
+        "cache: modified pages evicted",
+        "transaction: transaction checkpoints",
+        "transaction: transaction checkpoint total time (msecs)",
+        "checkpoint: number of checkpoints started",
+        "checkpoint: number of checkpoints started by api",
+        "checkpoint: total time (msecs)",
+        "transaction: transactions rolled back",
+        "transaction: transactions committed",
+        "log: log bytes written",
+        "log: log sync operations",
+        "block-manager: bytes read",
+        "block-manager: bytes written",
+    ];
+    WANTED.contains(&desc)
+}
+
+/// MongoRocks' RocksDB options: RocksEngine::_options() (mongo-rocks r3.2.0 src/rocks_engine.cpp;
+/// the r3.0.7 in-tree rocks/rocks_engine.cpp sets the same, without optimize_filters_for_hits).
+pub struct RocksLayout {
+    pub cache_mb: i64,
+    pub compression: String,
+    /// write_buffer_size = 64 MB, max_write_buffer_number = 4
+    pub write_buffer_mb: i64,
+    pub max_write_buffers: i64,
+    /// max_background_compactions = 8, max_background_flushes = 2
+    pub max_background_compactions: i64,
+    pub max_background_flushes: i64,
+    /// block_size = 16 KB, NewBloomFilterPolicy(10, false), format_version = 2
+    pub block_size_kb: i64,
+    pub bloom_bits: i64,
+    pub format_version: i32,
+    /// level0_slowdown_writes_trigger = 8
+    pub level0_slowdown_writes_trigger: i32,
+    /// target_file_size_base = 64 MB, max_bytes_for_level_base = 512 MB,
+    /// level_compaction_dynamic_level_bytes = true, optimize_filters_for_hits = true (r3.2.0)
+    pub target_file_size_mb: u64,
+    pub max_bytes_for_level_base_mb: u64,
+    pub dynamic_level_bytes: bool,
+    pub optimize_filters_for_hits: bool,
+    /// compression_per_level = {none, none, <rocksdbCompression>}: levels 0 and 1 uncompressed,
+    /// every deeper level compressed (RocksDB repeats the last entry).
+    pub compression_levels: usize,
+    pub uncompressed_levels: usize,
+    /// mongo-rocks r3.2.0 has no periodic WAL sync (only j:true writes sync it), so none here.
+    pub journal_commit_ms: i64,
+}
+
+impl Default for RocksLayout {
+    fn default() -> Self {
+        RocksLayout {
+            cache_mb: 256,
+            compression: "snappy".into(),
+            write_buffer_mb: 64,
+            max_write_buffers: 4,
+            max_background_compactions: 8,
+            max_background_flushes: 2,
+            block_size_kb: 16,
+            bloom_bits: 10,
+            format_version: 2,
+            level0_slowdown_writes_trigger: 8,
+            target_file_size_mb: 64,
+            max_bytes_for_level_base_mb: 512,
+            dynamic_level_bytes: true,
+            optimize_filters_for_hits: true,
+            compression_levels: 3,
+            uncompressed_levels: 2,
+            journal_commit_ms: 0,
+        }
+    }
+}
+
+impl RocksLayout {
+    pub const INT_PROPERTIES: &'static [&'static str] = &[
+        "rocksdb.block-cache-usage", "rocksdb.total-sst-files-size", "rocksdb.estimate-pending-compaction-bytes",
+        "rocksdb.num-running-compactions", "rocksdb.cur-size-all-mem-tables", "rocksdb.num-live-versions",
+    ];
+    pub const TICKERS: &'static [&'static str] = &[
+        "rocksdb.block.cache.miss", "rocksdb.block.cache.hit", "rocksdb.bytes.written", "rocksdb.compact.read.bytes",
+        "rocksdb.compact.write.bytes", "rocksdb.flush.write.bytes", "rocksdb.stall.micros", "rocksdb.wal.bytes",
+        "rocksdb.bloom.filter.useful", "rocksdb.number.keys.read", "rocksdb.number.db.seek",
+    ];
+
+    pub fn describe(&self, levels: &[i32]) -> Value {
+        json!({
+            "release": env!("EB_ROCKSDB_VERSION"), "cache_size_mb": self.cache_mb, "compression": self.compression,
+            "compression_per_level": levels, "write_buffer_mb": self.write_buffer_mb,
+            "max_write_buffers": self.max_write_buffers, "max_background_compactions": self.max_background_compactions,
+            "max_background_flushes": self.max_background_flushes, "block_size_kb": self.block_size_kb,
+            "bloom_bits_per_key": self.bloom_bits, "format_version": self.format_version,
+            "level0_slowdown_writes_trigger": self.level0_slowdown_writes_trigger,
+            "target_file_size_mb": self.target_file_size_mb, "max_bytes_for_level_base_mb": self.max_bytes_for_level_base_mb,
+            "level_compaction_dynamic_level_bytes": self.dynamic_level_bytes,
+            "optimize_filters_for_hits": self.optimize_filters_for_hits, "wal": true, "wal_sync": false,
+            "transactions": "TransactionDB, snapshot per transaction, no lock wait (write conflicts as MongoRocks raised them)",
+            "layout": "one key space, 4-byte big-endian prefix per collection and index (MongoRocks)",
+        })
+    }
+}

@@ -1,0 +1,74 @@
+//! `trace`: a workload's generated operations for given seeds, without a store, with a fixed
+//! clock. The Python definitions of the workloads produce the same streams; lib/tests compares
+//! the two (same seed, same operations).
+use serde_json::{json, Value};
+
+use crate::workloads::{self, linkbench};
+
+pub fn main(workload: &str, what: &str, worker: usize, workers: usize, chunk: i64, n: usize, clock_ms: i64) -> i32 {
+    workloads::fix_clock(clock_ms);
+    let params: Value = match serde_json::from_str(workload) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("--workload: not JSON: {e}");
+            return 2;
+        }
+    };
+    let name = params["name"].as_str().unwrap_or_default().to_string();
+    let mut params = params.clone();
+    params.as_object_mut().map(|o| o.remove("name"));
+    let result = match name.as_str() {
+        "linkbench" => trace_linkbench(&params, what, worker, workers, chunk, n),
+        other => Err(format!("no trace for workload {other:?}")),
+    };
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("trace: {e}");
+            2
+        }
+    }
+}
+
+fn hex(data: &[u8]) -> String {
+    data.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn trace_linkbench(params: &Value, what: &str, worker: usize, workers: usize, chunk: i64, n: usize) -> Result<(), String> {
+    let mut lb = linkbench::LinkBench::new(params).map_err(|e| e.message)?;
+    match what {
+        "requests" => {
+            let requester = lb.requester(worker, workers);
+            let mut r = requester.lock().unwrap();
+            for _ in 0..n {
+                println!("{}", r.next().describe());
+            }
+        }
+        "load" => {
+            for item in linkbench::chunk_items(lb.shared(), chunk, workloads::wall_ms()).into_iter().take(n) {
+                let line = match item {
+                    linkbench::LoadItem::Link(l) => json!({"kind": "link", "link_type": l.link_type, "id1": l.id1, "id2": l.id2,
+                                                           "time": l.time, "data": hex(&l.data)}),
+                    linkbench::LoadItem::Count(id1, lt, c, t) => json!({"kind": "count", "id": id1, "link_type": lt, "count": c, "time": t}),
+                };
+                println!("{line}");
+            }
+        }
+        "nodes" => {
+            let mut left = n;
+            linkbench::node_documents(lb.shared(), workloads::wall_s(), |node| {
+                let data = node.get_binary_generic("data").map(|d| hex(d)).unwrap_or_default();
+                let id = node.get_i32("_id").map(|v| v as i64).or_else(|_| node.get_i64("_id")).unwrap_or(0);
+                println!("{}", json!({"id": id, "data": data}));
+                left -= 1;
+                Ok(left > 0)
+            }).map_err(|e| e.message)?;
+        }
+        "expected" => {
+            let (nodes, links, rows) = lb.expected_after_load();
+            println!("{}", json!({"node": nodes, "link": links, "count": rows}));
+        }
+        other => return Err(format!("--what {other:?}; allowed: requests, load, nodes, expected")),
+    }
+    Ok(())
+}

@@ -1,0 +1,106 @@
+//! Workloads by name, and what every workload provides to the phase plan (plan.rs).
+pub mod linkbench;
+
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use crate::error::{Error, Result};
+use crate::phase::{Env, Worker};
+use crate::store::Ctx;
+
+/// One measured phase of the plan, as the workload sees it.
+pub struct MeasureStep {
+    pub name: String,
+    pub threads: usize,
+    /// Open loop: requests per second over all threads on a fixed schedule.
+    pub rate_per_s: Option<f64>,
+}
+
+pub trait Workload: Send {
+    /// Collections and indexes, created before the load as the originals did.
+    fn setup(&mut self, ctx: &mut Ctx) -> Result<()>;
+    /// The load's workers (`threads` as the plan says; a workload may add its own, e.g.
+    /// LinkBench's node loader or iibench's query thread).
+    fn load(&mut self, threads: usize) -> Result<Vec<Worker>>;
+    fn load_accounting(&self) -> Value;
+    /// (expected, found) after the load: what the load must have left.
+    fn verify(&mut self, ctx: &mut Ctx) -> Result<(Value, Value)>;
+    fn measure(&mut self, step: &MeasureStep) -> Result<Vec<Worker>>;
+    fn measure_accounting(&self) -> Value {
+        json!({"rate": "count", "rate_ops": null, "per_op": null})
+    }
+    /// The consistency check after the measured phases: the event's fields.
+    fn check(&mut self, ctx: &mut Ctx) -> Result<Value>;
+    /// An op whose calls at or above a latency count as slow (iibench's 2 s inserts).
+    fn slow_us(&self) -> Option<(&'static str, u64)> {
+        None
+    }
+}
+
+pub fn build(name: &str, params: &Value) -> Result<Box<dyn Workload>> {
+    match name {
+        "linkbench" => Ok(Box::new(linkbench::LinkBench::new(params)?)),
+        other => Err(Error::other(format!("workload {other:?} does not run on the native runner yet"))),
+    }
+}
+
+/// Reads a workload's params, naming the workload and key on a mismatch.
+pub fn params<T: serde::de::DeserializeOwned>(workload: &str, params: &Value) -> Result<T> {
+    serde_json::from_value(params.clone()).map_err(|e| Error::other(format!("workload {workload}: params: {e}")))
+}
+
+// -- the clock the workloads put into documents ------------------------------------------------
+/// 0: the wall clock; otherwise a fixed time (ms), so trace mode gives comparable streams.
+static FIXED_MS: AtomicI64 = AtomicI64::new(0);
+
+pub fn fix_clock(ms: i64) {
+    FIXED_MS.store(ms, Ordering::Relaxed);
+}
+
+pub fn wall_ms() -> i64 {
+    match FIXED_MS.load(Ordering::Relaxed) {
+        0 => (crate::events::now() * 1000.0) as i64,
+        fixed => fixed,
+    }
+}
+
+pub fn wall_s() -> i64 {
+    match FIXED_MS.load(Ordering::Relaxed) {
+        0 => crate::events::now() as i64,
+        fixed => fixed / 1000,
+    }
+}
+
+/// Issues requests until the phase stops: closed loop (the next starts when the last ends),
+/// or, with a rate, open loop on a fixed schedule (YCSB's method, LinkbenchX's requestrate):
+/// request k is due at start + k/rate and its latency is also recorded from that intended
+/// start, so time spent queued behind a slow engine is not lost (no coordinated omission).
+/// `offset` (a fraction of the gap) staggers the workers' schedules.
+pub fn request_loop(env: &mut Env, rate_per_worker: Option<f64>, offset: f64,
+                    mut request: impl FnMut(&mut Env, Option<Instant>) -> Result<()>) -> Result<()> {
+    let Some(rate) = rate_per_worker else {
+        while !env.stopped() {
+            request(env, None)?;
+        }
+        return Ok(());
+    };
+    let gap = Duration::from_secs_f64(1.0 / rate);
+    let mut due = Instant::now() + gap.mul_f64(offset);
+    while !env.stopped() {
+        loop {
+            let now = Instant::now();
+            if now >= due {
+                break;
+            }
+            if env.stopped() {
+                return Ok(());
+            }
+            std::thread::sleep((due - now).min(Duration::from_millis(50)));
+        }
+        request(env, Some(due))?;
+        due += gap;
+    }
+    Ok(())
+}
