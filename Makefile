@@ -19,9 +19,10 @@ endif
 PY := $(ENV_DIR)/bin/python
 STAMP := $(ENV_DIR)/.enginebench-setup
 SETUP_INPUTS := lib/pyproject.toml tools/build_wiredtiger.sh tools/setup.sh tools/build_native.sh tools/rust_ok.sh
-# The engines the native runner links (RocksDB, LMDB; WiredTiger 3.2.1 beside the 11.3.1 built
-# from source), perf for `make bench`'s CPU attribution, Chromium for the report checks.
-DEBIAN_PACKAGES := libsnappy-dev libzstd-dev librocksdb-dev liblmdb-dev libwiredtiger-dev linux-perf chromium
+# The engines the native runner links (RocksDB, LMDB; WiredTiger 3.2.1 beside the 11.3.1 built;
+# tcmalloc, as mongod), perf for `make bench`'s CPU attribution, Chromium for the report checks.
+DEBIAN_PACKAGES := libsnappy-dev libzstd-dev librocksdb-dev liblmdb-dev libwiredtiger-dev libgoogle-perftools-dev \
+                   linux-perf chromium
 
 .PHONY: setup native setup-legacy experiment test reports compare bench clean notebooks help
 

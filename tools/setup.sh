@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything enginebench needs into ENV_DIR (a conda env, or a venv created here):
-# Debian build packages, the Python dependencies, WiredTiger's Python binding built with snappy
-# and zstd, and a Jupyter kernel named "enginebench".
+# Debian build packages, the Python dependencies, the WiredTiger library built with snappy and
+# zstd, the native runner (lib/native, built with Rust), and a Jupyter kernel named "enginebench".
 # Usage: tools/setup.sh ENV_DIR "DEBIAN PACKAGES"
 set -euo pipefail
 ENV_DIR=$1; PACKAGES=$2
@@ -31,8 +31,7 @@ fi
 PY="$ENV_DIR/bin/python"
 "$PY" -m pip install -q --upgrade pip
 echo "setup: installing the enginebench package and its dependencies"
-# swig 4.0.x: later versions dropped the Python 2 compatibility macros WiredTiger 11.3's interface uses.
-"$PY" -m pip install -q -e lib "swig==4.0.2" cmake ninja
+"$PY" -m pip install -q -e lib cmake ninja
 
 # Rust for the native runner: a cargo on PATH that is recent enough, else Debian's current
 # toolchain (cargo-web / rustc-web, bookworm's updates).
@@ -44,22 +43,10 @@ if ! bash tools/rust_ok.sh; then
   bash tools/rust_ok.sh || { echo "setup: the native runner needs Rust 1.80 or newer (Debian: apt-get install cargo-web)" >&2; exit 1; }
 fi
 
-if ! "$PY" -c "import wiredtiger" 2>/dev/null; then
-  echo "setup: building WiredTiger's Python binding with snappy and zstd (about two minutes)"
-  build=$(bash tools/build_wiredtiger.sh "$PY" .build/wiredtiger)
-  site=$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-  echo "$build/out/lang/python" > "$site/enginebench-wiredtiger.pth"
+if [ ! -f .build/wiredtiger/out/libwiredtiger.so ]; then
+  echo "setup: building WiredTiger 11.3.1 with snappy and zstd (about two minutes)"
+  bash tools/build_wiredtiger.sh "$PY" .build/wiredtiger >/dev/null
 fi
-"$PY" - <<'PYCHECK'
-import wiredtiger, os, tempfile
-home = tempfile.mkdtemp()
-conn = wiredtiger.wiredtiger_open(home, "create")
-session = conn.open_session()
-for compressor in ("snappy", "zstd"):
-    session.create(f"table:{compressor}", f"key_format=S,value_format=S,block_compressor={compressor}")
-conn.close()
-print("setup: WiredTiger", wiredtiger.wiredtiger_version()[0], "with snappy and zstd")
-PYCHECK
 echo "setup: building the native runner (lib/native)"
 bash tools/build_native.sh
 

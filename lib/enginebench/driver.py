@@ -19,13 +19,15 @@ import threading
 import time
 from pathlib import Path
 
+from .metrics import perfshare
 from .metrics.sampler import Sampler, device_of
 from .resources.profiles import ResourcePlan, SystemResources, plan_resources
 from .params import load_params
 from .paths import scratch_dir
 from .results.rundir import RunFolder
+from .runner import native
 from .targets import resolve_target
-from .workloads import build_workload
+from .workloads import build_workload, plan_steps, runner_params
 
 TARGETS = ("auto", "embedded", "mongod", "uri")
 # glibc gives every thread that allocates its own arena; with the engines' background threads
@@ -91,9 +93,15 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
             "workload": {"name": params["workload"]["name"],
                          "params": {k: v for k, v in params["workload"].items() if k != "name"}},
             "phases": phases}
+    expected = build_workload(spec["workload"]).expected_after_load()  # what the progress bar counts to
     spec_path = sys_dir / "spec.json"
+    if native.runs_natively(target["kind"], params["workload"]["name"]):
+        spec["workload"]["params"] = runner_params(params, system, folder.path, sys_dir)
+        spec.update(plan=plan_steps({**params, "phases": phases}), max_errors=phases["max_errors"])
+        command = native.command(spec_path)
+    else:
+        command = None  # the Python runner, in the server's client environment
     spec_path.write_text(json.dumps(spec, indent=2))
-    expected = build_workload(spec["workload"]).expected_after_load()
 
     result = {"label": label, "status": "running", "events": [], "error": None}
     with SystemResources(plan, f"enginebench-{folder.run_id}-{label}", device_of(data_dir)) as resources:
@@ -113,7 +121,7 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
                             keep_data=bool(params.get("keep_data")))
                 spec_path.write_text(json.dumps(spec, indent=2))
             _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, phases, stop_flag,
-                       resources, result, server)
+                       resources, result, server, command)
         finally:
             if server is not None:
                 server.stop()
@@ -125,7 +133,7 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
 
 
 def _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, phases, stop_flag, resources,
-               result, server=None) -> None:
+               result, server=None, command=None) -> None:
     """Start the runner inside the system's resource profile, relay and keep its events, sample it.
 
     A reader thread drains the runner's stdout into a queue the whole time, so the runner can
@@ -137,7 +145,7 @@ def _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, ph
             resources.preexec()
     stderr = open(sys_dir / "runner.log", "w")
     python = server.python if server is not None else sys.executable  # legacy pymongo for old servers
-    proc = subprocess.Popen([python, "-m", "enginebench.runner.child", str(spec_path)],
+    proc = subprocess.Popen(command or [python, "-m", "enginebench.runner.child", str(spec_path)],
                             stdout=subprocess.PIPE, stderr=stderr, text=True, preexec_fn=preexec,
                             env={**os.environ, **RUNNER_ENV})
     lines: queue.Queue = queue.Queue()
@@ -156,6 +164,10 @@ def _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, ph
     progress = Progress(label)
     interrupted = False
     events_file = open(sys_dir / "events.jsonl", "w")
+    # Whose code the native runner's CPU went to, per phase (metrics/perfshare.py).
+    profile, reason = (perfshare.available() if command else (False, "a server target: its own processes"))
+    result["cpu_attribution"] = {} if profile else {"unavailable": reason}
+    profiler = None
 
     def keep(line: str) -> dict:
         events_file.write(line)
@@ -174,6 +186,11 @@ def _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, ph
             event = keep(line)
             if event.get("event") == "load_verified" and not resources.plan.storage_during_load:
                 resources.limit_storage()  # the measured phases run on the profile's device
+            if profile and event.get("event") == "phase_start":
+                profiler = perfshare.Profiler(proc.pid, sys_dir / f"perf-{event['phase'].replace(' ', '_')}.data")
+            elif profiler is not None and event.get("event") == "phase_end":
+                result["cpu_attribution"][event["phase"]] = profiler.stop(command[0])
+                profiler = None
             _show(progress, event, expected, phases)
         proc.wait()
     except BaseException:
@@ -184,6 +201,8 @@ def _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, ph
     finally:
         if proc.poll() is None:  # never delete files under a live engine
             _stop(proc, lines, keep)
+        if profiler is not None:
+            profiler.stop(command[0])
         progress.close()
         sampler.stop()
         if server is not None:  # never delete a dbpath under a live mongod

@@ -50,8 +50,17 @@ fn rocksdb_version() -> String {
 fn main() {
     println!("cargo:rerun-if-changed=shim/wt_shim.c");
     println!("cargo:rerun-if-env-changed=EB_WIREDTIGER_BUILD");
-    println!("cargo:rustc-link-lib=rocksdb");
+    // RocksDB linked statically, as the MongoRocks builds of the posts were (mongo-rocks-3.0.4-
+    // pre-STATIC): no dynamic-library indirection on its thread-local state. Its own
+    // dependencies stay shared.
+    println!("cargo:rustc-link-search=native=/usr/lib/x86_64-linux-gnu");
+    println!("cargo:rustc-link-lib=static=rocksdb");
+    for lib in ["gflags", "snappy", "z", "bz2", "lz4", "zstd", "stdc++"] {
+        println!("cargo:rustc-link-lib={lib}");
+    }
     println!("cargo:rustc-link-lib=lmdb");
+    // mongod allocates with tcmalloc; so does the runner (every engine and the workloads).
+    println!("cargo:rustc-link-lib=tcmalloc_minimal");
     println!("cargo:rustc-env=EB_ROCKSDB_VERSION={}", rocksdb_version());
 
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());

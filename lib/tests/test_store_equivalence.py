@@ -89,7 +89,7 @@ def run_sequence(store, n_ops=1500, seed=11):
 @pytest.fixture(scope="module")
 def reference_results(tmp_path_factory):
     _, engine, options = EMBEDDED[0]
-    store = open_embedded(engine, tmp_path_factory.mktemp("ref") / "db", options)
+    store = open_embedded(engine, tmp_path_factory.mktemp("ref") / "db", options)  # the native WiredTiger
     try:
         return run_sequence(store)
     finally:
@@ -189,3 +189,26 @@ def test_mongo_tuple_bound_is_iibenchs_or():
     assert _tuple_bound(("p", "t", "c"), (1.5, 7, 3), "$gt", "$gte") == {"$or": [
         {"p": 1.5, "t": 7, "c": {"$gte": 3}}, {"p": 1.5, "t": {"$gt": 7}}, {"p": {"$gt": 1.5}}]}
     assert _tuple_bound(("p",), 2, "$lt", "$lte") == {"p": {"$lte": 2}}
+
+
+@pytest.mark.parametrize("engine,options", [(e, o) for _, e, o in EMBEDDED], ids=[i for i, _, _ in EMBEDDED])
+def test_a_reopened_store_keeps_its_collections_and_indexes(tmp_path, engine, options):
+    """The cold start closes and reopens the engine: the catalog (collections, indexes, the next
+    record id) must come back whole."""
+    from enginebench.stores.native import NativeStore
+    store = NativeStore(engine, tmp_path / "db", options)
+    store.create_collection("c")
+    store.create_index("c", IndexSpec("a", (("a", 1),), unique=True))
+    store.insert_many("c", [{"_id": i, "a": i} for i in range(10)])
+    store.close()
+    store = NativeStore(engine, tmp_path / "db", options)
+    try:
+        store.create_collection("c")  # as a workload's setup does again after a reopen
+        store.create_index("c", IndexSpec("a", (("a", 1),), unique=True))
+        assert store.count("c", "a") == 10 and store.get("c", "a", (3,)) == {"_id": 3, "a": 3}
+        store.insert_many("c", [{"_id": 10, "a": 10}])
+        assert [d["_id"] for d in store.scan("c", "a", low=8)] == [8, 9, 10]
+        with pytest.raises(DuplicateKey):
+            store.insert_many("c", [{"_id": 11, "a": 4}])
+    finally:
+        store.close()

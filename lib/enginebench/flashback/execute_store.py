@@ -75,61 +75,53 @@ def _update_parts(u: dict, what: str) -> dict:
     return {"set": u.get("$set"), "inc": u.get("$inc"), "set_on_insert": u.get("$setOnInsert")}
 
 
-def _command_call(record: dict, collection: str) -> Callable[[Store], int]:
-    """A mongod-captured command, where it names one document by _id or a whole collection."""
+def store_call_args(record: dict) -> dict:
+    """The Store call ({"method", "args"}) a mongod-captured command stands for, where it names
+    one document by _id or a whole collection; raises NotReplayable saying why not."""
     op, cmd = record["op"], record["command"]
     if op == "insert":
-        docs = cmd.get("documents")
-        if not docs:
+        if not cmd.get("documents"):
             raise NotReplayable("insert: the capture has no documents (profiler truncated them and no oplog entry matched)")
-        return lambda store: store.insert_many(collection, docs)
+        return {"method": "insert_many", "args": {}}  # the documents stay in the command
     if op == "query":
         flt = cmd.get("filter", {})
         if cmd.get("sort"):
             raise NotReplayable("query: sorted finds need a query planner")
         if not flt:
-            limit = cmd.get("limit") or None
-            return lambda store: len(store.scan(collection, None, skip=cmd.get("skip", 0), limit=limit))
-        key = _id_only(flt, "query")
-        return lambda store: int(store.get(collection, None, (key,)) is not None)
+            return {"method": "scan", "args": {"index": None, "skip": cmd.get("skip", 0), "limit": cmd.get("limit") or None}}
+        return {"method": "get", "args": {"index": None, "key": [_id_only(flt, "query")]}}
     if op == "count":
         flt = cmd.get("query") or {}
         if flt:
-            key = _id_only(flt, "count")
-            return lambda store: int(store.get(collection, None, (key,)) is not None)
-        return lambda store: store.count(collection, None, limit=cmd.get("limit") or None)
+            return {"method": "get", "args": {"index": None, "key": [_id_only(flt, "count")]}}
+        return {"method": "count", "args": {"index": None, "limit": cmd.get("limit") or None}}
     if op == "update":
         (u,) = cmd["updates"] if len(cmd.get("updates", [])) == 1 else (None,)
         if u is None:
             raise NotReplayable("update: only single-statement updates translate")
         if u.get("multi"):
             raise NotReplayable("update: multi-document updates need a query planner")
-        key, parts = _id_only(u["q"], "update"), _update_parts(u["u"], "update")
-        upsert = bool(u.get("upsert"))
-        return lambda store: int(store.update(collection, None, (key,), upsert=upsert, **parts).matched)
+        return {"method": "update", "args": {"index": None, "key": [_id_only(u["q"], "update")],
+                                             "upsert": bool(u.get("upsert")), **_update_parts(u["u"], "update")}}
     if op == "remove":
         (d,) = cmd["deletes"] if len(cmd.get("deletes", [])) == 1 else (None,)
         if d is None or d.get("limit") != 1:
             raise NotReplayable("remove: multi-document removes need a query planner")
-        key = _id_only(d["q"], "remove")
-        return lambda store: int(store.delete(collection, None, (key,)))
+        return {"method": "delete", "args": {"index": None, "key": [_id_only(d["q"], "remove")]}}
     if op == "findandmodify":
         if cmd.get("remove") or cmd.get("sort") or cmd.get("fields"):
             raise NotReplayable("findandmodify: remove, sort and fields have no Store equivalent")
-        key, parts = _id_only(cmd.get("query", {}), "findandmodify"), _update_parts(cmd.get("update", {}), "findandmodify")
-        upsert = bool(cmd.get("upsert"))
-        return lambda store: int(store.update(collection, None, (key,), upsert=upsert, return_before=True,
-                                              **parts).matched)
+        return {"method": "update", "args": {"index": None, "key": [_id_only(cmd.get("query", {}), "findandmodify")],
+                                             "upsert": bool(cmd.get("upsert")), "return_before": True,
+                                             **_update_parts(cmd.get("update", {}), "findandmodify")}}
     raise NotReplayable(f"{op}: replays only against a mongod")
 
 
 def prepare(record: dict) -> Callable[[Store], int]:
     """A function store -> documents scanned (reads) or affected (writes); raises NotReplayable."""
     collection = collection_of(record)
-    store = record.get("store")
-    if store is not None:
-        args = store["args"]
-        if store["method"] == "insert_many" and "docs" not in args:
-            args = {**args, "docs": record["command"]["documents"]}
-        return _store_call(store["method"], collection, args)
-    return _command_call(record, collection)
+    store = record.get("store") or store_call_args(record)
+    args = store["args"]
+    if store["method"] == "insert_many" and "docs" not in args:
+        args = {**args, "docs": record["command"]["documents"]}
+    return _store_call(store["method"], collection, args)

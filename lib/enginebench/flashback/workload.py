@@ -8,7 +8,7 @@ replica sets started from the same imported production data. Then:
 - every later system replays that file from the run folder, in the configured style.
 With `capture_file` set, there is no recorder: every system replays that file.
 Per op type, the run phase's HdrHistograms give the latency table; per query and count, a row of
-(documents scanned, latency) goes to `scans.parquet` in the system's results folder.
+(documents scanned, latency) goes to `scans.csv` in the system's results folder.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from .format import CaptureError, read_capture, summary
 from .replay import Replayer
 
 CAPTURE = "capture.ops.jsonl"
-SCANS = "scans.parquet"
+SCANS = "scans.csv"
 SUMMARY = "replay.json"
 LOADERS = 2
 
@@ -164,7 +164,7 @@ class FlashbackReplay:
         stats = replayer.merged()
         rows = pl.DataFrame(stats.rows, schema={"op": pl.Utf8, "docs_scanned": pl.Int64, "latency_us": pl.Int64,
                                                 "due_s": pl.Float64}, orient="row")
-        rows.write_parquet(system_dir / SCANS)
+        rows.write_csv(system_dir / SCANS)
         in_file = summary(capture, replayer.label) if capture is not None else None
         lag = stats.lag
         event = {"event": "replay_summary", "role": role, "ops_read": stats.read, "ops_run": stats.run,

@@ -26,24 +26,42 @@ class RecordStoreOptions(Strict):
     oplog_size_mb: int = Field(1024, ge=1)
 
 
+# Engine settings left unset (None) are those mongod or MongoRocks used, as the native runner
+# applies them (lib/native/src/store/mongod_layout.rs names each setting's source); the run's
+# manifest records every effective value.
 class WiredTigerOptions(RecordStoreOptions):
+    # The WiredTiger release: the one built from source, or Debian's older one beside it.
+    version: Literal["11.3.1", "3.2.1"] = "11.3.1"
     table_type: Literal["btree", "lsm"] = "btree"
     cache_size_mb: int = Field(256, ge=1)
-    block_compressor: Literal["none", "snappy", "zstd"] = "snappy"
+    block_compressor: Literal["none", "snappy", "zstd", "zlib"] = "snappy"
     log: bool = True
-    checkpoint_s: int = Field(60, ge=1)
+    checkpoint_s: int = Field(60, ge=1)            # mongod's --syncdelay
+    journal_commit_ms: int | None = Field(None, ge=0)  # the journal flusher's period (3.2: 100 ms; 0: none)
+    lsm_chunk_mb: int | None = Field(None, ge=1)       # LSM tables: 10 MB, or an eighth of a smaller cache
+    index_prefix_compression: bool | None = None
 
 
 class RocksDBOptions(RecordStoreOptions):
     cache_size_mb: int = Field(256, ge=1)
-    compression: Literal["none", "snappy", "zstd", "lz4"] = "snappy"
-    max_background_jobs: int = Field(2, ge=1)
-    write_buffer_mb: int = Field(64, ge=1)
+    compression: Literal["none", "snappy", "zlib", "zstd", "lz4"] = "snappy"
+    # Memtables are memory outside the block cache: scaled-down runs under a memory limit
+    # need them scaled down too (MongoRocks: 64 MB x 4).
+    write_buffer_mb: int | None = Field(None, ge=1)
+    max_write_buffers: int | None = Field(None, ge=2)
+    max_background_compactions: int | None = Field(None, ge=1)
+    max_background_flushes: int | None = Field(None, ge=1)
+    block_size_kb: int | None = Field(None, ge=1)
+    bloom_bits: int | None = Field(None, ge=0)
+    statistics: bool = False  # RocksDB's tickers (block cache hits, stalls, ...): MongoRocks left them off
 
 
 class LMDBOptions(RecordStoreOptions):
     map_size_gb: int = Field(64, ge=1)
     readahead: bool = False
+    # The mmap stand-in emulates MMAPv1's locks: per collection (MongoDB 3.0), per database (2.6),
+    # or none (LMDB's own: one writer, readers never wait).
+    mmap_lock: Literal["collection", "database", "none"] = "collection"
 
 
 ENGINE_OPTIONS = {"wiredtiger": WiredTigerOptions, "rocksdb": RocksDBOptions, "lmdb": LMDBOptions}
@@ -91,6 +109,9 @@ class LinkBenchWorkload(Strict):
     chunk_size: int = Field(2048, ge=1)
     seed: int = 1
     max_degree: int | None = Field(None, ge=1)
+    # How ADD/UPDATE/DELETE_LINK keep the count rows: "linkbenchx", what the post ran against
+    # MongoDB 3.x (separate round trips, counts that drift), or "exact", MySQL's transaction.
+    counts: Literal["exact", "linkbenchx"] = "exact"
 
     @model_validator(mode="after")
     def _range(self):

@@ -125,9 +125,11 @@ def capped_table(run: RunData) -> pl.DataFrame:
 def scans(run: RunData) -> pl.DataFrame:
     frames = []
     for s in run.systems:
-        path = run.path / s["label"] / "scans.parquet"
+        path = run.path / s["label"] / "scans.csv"
         if path.is_file():
-            frames.append(pl.read_parquet(path).with_columns(pl.lit(s["label"]).alias("system")))
+            frames.append(pl.read_csv(path, schema={"op": pl.Utf8, "docs_scanned": pl.Int64, "latency_us": pl.Int64,
+                                                    "due_s": pl.Float64})
+                          .with_columns(pl.lit(s["label"]).alias("system")))
     if not frames:
         return pl.DataFrame()
     return pl.concat(frames).with_columns((pl.col("latency_us") / 1000).alias("latency_ms"))

@@ -1,7 +1,6 @@
 """A finished (or aborted) run, loaded for reporting: manifest plus tidy tables."""
 from __future__ import annotations
 
-import base64
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,7 +87,7 @@ def phase_summary(intervals: pl.DataFrame, system: str, phase: str, interval: in
 def _merge(encoded_column) -> HdrHistogram | None:
     merged = None
     for encoded in encoded_column.drop_nulls():
-        hist = HdrHistogram.decode(base64.b64decode(encoded))
+        hist = HdrHistogram.decode(encoded)
         if merged is None:
             merged = hist
         else:

@@ -1,6 +1,7 @@
 """Facts that make a result reproducible by a stranger: host, software, code version."""
 from __future__ import annotations
 
+import json
 import os
 import platform
 import socket
@@ -13,8 +14,8 @@ import psutil
 from ..paths import repo_root
 from .reclaim import proactive_pageout
 
-PACKAGES = ("enginebench", "pymongo", "rocksdict", "lmdb", "polars", "altair", "vl-convert-python",
-            "papermill", "hdrhistogram", "psutil", "numpy", "pydantic")
+PACKAGES = ("enginebench", "pymongo", "polars", "altair", "vl-convert-python", "papermill", "hdrhistogram",
+            "psutil", "numpy", "pydantic")
 
 
 def git_state() -> dict:
@@ -37,11 +38,12 @@ def package_versions() -> dict:
             out[name] = version(name)
         except PackageNotFoundError:
             out[name] = None
-    try:
-        import wiredtiger
-        out["wiredtiger"] = wiredtiger.wiredtiger_version()[0]
-    except Exception as exc:  # reported, not fatal: a run without WiredTiger systems is fine
-        out["wiredtiger"] = f"unavailable: {exc}"
+    try:  # the native runner and the engine releases built into it
+        from ..paths import native_runner
+        built = subprocess.run([str(native_runner()), "engines"], capture_output=True, text=True, timeout=30)
+        out["native"] = json.loads(built.stdout) if built.returncode == 0 else f"unavailable: {built.stderr.strip()}"
+    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:  # reported, not fatal: server targets need none
+        out["native"] = f"unavailable: {exc}"
     return out
 
 

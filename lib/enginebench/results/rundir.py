@@ -101,6 +101,8 @@ class RunFolder:
             "consistency": (by_kind.get("consistency") or [None])[0],
             "cold_start": (by_kind.get("cold_start") or [None])[0],
             "phases": [{k: v for k, v in e.items() if k != "event"} for e in by_kind.get("phase_end", [])],
+            "runner": {k: v for k, v in (by_kind.get("runner") or [{"runner": "python"}])[0].items() if k != "event"},
+            "cpu_attribution": result.get("cpu_attribution"),
             "rate_sweep": [{k: v for k, v in e.items() if k != "event"} for e in by_kind.get("sweep", [])],
         }
         self.manifest["systems"] = self.systems

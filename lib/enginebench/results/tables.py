@@ -6,7 +6,6 @@ samples:   the raw OS samples, one row per sample time.
 """
 from __future__ import annotations
 
-import base64
 
 from hdrh.histogram import HdrHistogram
 
@@ -17,7 +16,7 @@ DEFAULT_ACCOUNTING = {"rate": "count", "rate_ops": None, "per_op": None}
 
 
 def decode_histogram(encoded: str | None) -> HdrHistogram | None:
-    return HdrHistogram.decode(base64.b64decode(encoded)) if encoded else None
+    return HdrHistogram.decode(encoded) if encoded else None
 
 
 def op_rows(system: str, event: dict) -> list[dict]:

@@ -1,10 +1,9 @@
-"""The runner process for one system: opens the store, runs the phases, reports events.
+"""The client runner of a mongod or uri system: opens the store, runs the phases, reports events.
 
     python -m enginebench.runner.child SPEC.json
 
-For an embedded system this process *is* the database server (the engine runs in it, with the
-worker threads), so the parent can place it in a resource profile and sample it from outside.
-For mongod and uri systems it is the client of a server the parent started (or was given): it
+Embedded systems run in the native runner (runner/native.py), which is the database server
+itself. This Python runner is the client of a server the parent started (or was given): it
 also emits dbStats/collStats after each phase and watches the replica sets for a stale secondary.
 Every event is one JSON line on stdout; the parent keeps them, so whatever was measured before a
 failure or an interrupt survives it. SIGINT/SIGTERM stop the workers and close the engine cleanly.
@@ -12,13 +11,13 @@ failure or an interrupt survives it. SIGINT/SIGTERM stop the workers and close t
 from __future__ import annotations
 
 import json
+import os
 import signal
 import sys
 import threading
 import time
 import traceback
 
-from ..stores import open_embedded
 from ..workloads import build_workload
 
 
@@ -37,9 +36,8 @@ def _emitter(keep: list):
 
 
 def open_store(spec: dict):
-    system = spec["system"]
-    if system["target"] == "embedded":
-        return open_embedded(system["engine"], spec["data_dir"], system["options"])
+    if spec["system"]["target"] == "embedded":
+        raise RuntimeError("embedded systems run in the native runner (enginebench-runner run), not here")
     from ..stores.mongo import MongoStore
     return MongoStore(spec["uri"], spec.get("database", "enginebench"))
 
@@ -101,6 +99,7 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGTERM, on_signal)
     signal.signal(signal.SIGINT, on_signal)
 
+    emit({"event": "runner", "runner": "python", "pid": os.getpid(), "t": time.time()})
     holder = {"store": None}  # the open store (the cold start replaces it)
     watches: list = []
     stale: list[dict] = []

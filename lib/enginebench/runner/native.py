@@ -11,7 +11,7 @@ from ..paths import native_runner
 
 # Families whose per-operation loops run in the native runner. A family not listed here still
 # runs on the Python runner (runner/child.py) on every target, and its report says so.
-NATIVE_WORKLOADS = ("linkbench",)
+NATIVE_WORKLOADS = ("linkbench", "iibench", "sysbench", "tokumx", "flashback")
 
 
 def runs_natively(target_kind: str, workload: str) -> bool:

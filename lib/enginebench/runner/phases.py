@@ -7,7 +7,6 @@ one `interval` event; the parent process pairs it with its OS samples of the sam
 """
 from __future__ import annotations
 
-import base64
 import threading
 import time
 from typing import Callable
@@ -22,8 +21,8 @@ def encode_share(share: IntervalShare) -> dict:
     for name, stats in sorted(share.ops.items()):
         ops[name] = {"count": stats.histogram.get_total_count(), "items": stats.items,
                      "errors": stats.errors, "cpu_ns": stats.cpu_ns, "slow": stats.slow,
-                     "hist": base64.b64encode(stats.histogram.encode()).decode() if stats.histogram.get_total_count() else None,
-                     "intended_hist": (base64.b64encode(stats.intended.encode()).decode()
+                     "hist": stats.histogram.encode().decode() if stats.histogram.get_total_count() else None,
+                     "intended_hist": (stats.intended.encode().decode()
                                        if stats.intended is not None and stats.intended.get_total_count() else None)}
     return {"ops": ops, "thread_cpu_ns": share.thread_cpu_ns}
 

@@ -69,10 +69,12 @@ class Store(ABC):
     def update(self, collection: str, index: str | None, key: tuple, *,
                set: dict | None = None, inc: dict | None = None,
                set_on_insert: dict | None = None, where: dict | None = None,
-               upsert: bool = False, return_before: bool = False) -> UpdateResult:
-        """Update the one document with this key (and matching `where` equalities).
+               upsert: bool = False, return_before: bool = False, replace: dict | None = None) -> UpdateResult:
+        """Update the one document with this key (and matching `where`: equalities, or
+        {"field": {"$lt": v}}).
 
-        With upsert and no match, insert the key's fields + set + inc + set_on_insert.
+        With upsert and no match, insert the key's fields + set + inc + set_on_insert. `replace`
+        replaces the document (keeping its `_id`), as an update without operators does.
         """
 
     @abstractmethod

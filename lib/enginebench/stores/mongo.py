@@ -122,7 +122,7 @@ class MongoStore(Store):
         return len(docs)
 
     def update(self, collection, index, key, *, set=None, inc=None, set_on_insert=None, where=None,
-               upsert=False, return_before=False) -> UpdateResult:
+               upsert=False, return_before=False, replace=None) -> UpdateResult:
         spec = {}
         if set:
             spec["$set"] = set
@@ -133,6 +133,9 @@ class MongoStore(Store):
         flt = self._filter(collection, index, key, where)
         coll = self.db[collection]
         try:
+            if replace is not None:  # an update without operators: a replacement
+                result = coll.replace_one(flt, replace, upsert=upsert, session=self._session())
+                return UpdateResult(matched=result.matched_count == 1, upserted=result.upserted_id is not None)
             if return_before or upsert:
                 before = coll.find_one_and_update(flt, spec, upsert=upsert, session=self._session(),
                                                   return_document=ReturnDocument.BEFORE)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import random
 import threading
+
+import numpy as np
 import time
 from dataclasses import dataclass
 
@@ -23,6 +25,18 @@ INDEXES = (IndexSpec("marketsegment", (("price", 1), ("customerid", 1))),
 INSERT = "INSERT"
 QUERIES = ("QUERY_PDC", "QUERY_MARKETSEGMENT", "QUERY_REGISTERSEGMENT")  # the round-robin order 1, 2, 3
 PAD = 4 << 20  # the 4 MiB random-letter buffer the Java client builds at start
+
+
+def random_letters() -> bytes:
+    """The Java client's 4 MiB pool of random lowercase letters (rand.nextInt(26) + 'a'): uniform
+    letters from random bytes, rejecting bytes above the largest multiple of 26, drawn in 1 MiB
+    chunks (the native runner draws them the same way)."""
+    rng = random.Random(0)
+    out = bytearray()
+    while len(out) < PAD:
+        chunk = np.frombuffer(rng.randbytes(1 << 20), dtype=np.uint8)
+        out += (chunk[chunk < 234] % 26 + ord("a")).astype(np.uint8).tobytes()
+    return bytes(out[:PAD])
 
 
 @dataclass(frozen=True)
@@ -64,9 +78,7 @@ class IIBench:
     def __init__(self, config: IIBenchConfig):
         self.cfg = config
         self.indexes = INDEXES[:config.num_secondary_indexes]
-        rng = random.Random(0)
-        letters = b"abcdefghijklmnopqrstuvwxyz"
-        self.random_letters = bytes(rng.choice(letters) for _ in range(1 << 16)) * (PAD >> 16)
+        self.random_letters = random_letters()
         self.inserted = 0
         self._lock = threading.Lock()
         self.writers_done = threading.Event()

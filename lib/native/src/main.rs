@@ -5,6 +5,7 @@
 //!   enginebench-runner serve ...         a store served over stdin/stdout (the tests' contract)
 //!   enginebench-runner trace ...         a workload's generated operations, without a store
 //!   enginebench-runner engines           the engines and releases built in
+mod calls;
 mod engines;
 mod error;
 mod events;

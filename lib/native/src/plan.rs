@@ -98,6 +98,7 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<RecordS
                                        max_errors: plan.max_errors, accounting: workload.measure_accounting(),
                                        slow_us: workload.slow_us() };
                 let result = run_phase(&spec, workload.measure(&step)?, store);
+                workload.after_measure(name)?;
                 if let Some(status) = phase_outcome(&result) {
                     return Ok((status, result.error));
                 }

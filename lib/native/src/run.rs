@@ -61,8 +61,8 @@ extern "C" fn on_signal(signum: libc::c_int) {
 /// the signal as an event.
 fn install_signal_handlers() {
     unsafe {
-        libc::signal(libc::SIGINT, on_signal as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
     }
     std::thread::spawn(|| loop {
         let signum = SIGNAL.load(Ordering::SeqCst);

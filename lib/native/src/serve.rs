@@ -12,98 +12,38 @@ use std::path::Path;
 use std::sync::mpsc::{channel, Sender};
 use std::sync::{Arc, Mutex};
 
-use bson::{Bson, Document};
+use bson::Bson;
 use serde_json::{json, Value};
 
+use crate::calls::{docs_of, filter_of, index_name, list_of, range_of, raw_json, update_of};
 use crate::error::{Error, Result};
-use crate::store::document::{parse_filter, Update};
-use crate::store::{Ctx, IndexSpec, Range, RecordStore};
-
-fn to_bson(v: &Value) -> Result<Bson> {
-    Bson::try_from(v.clone()).map_err(|e| Error::other(format!("not Extended JSON: {v}: {e}")))
-}
-
-fn to_doc(v: &Value) -> Result<Option<Document>> {
-    match v {
-        Value::Null => Ok(None),
-        other => match to_bson(other)? {
-            Bson::Document(d) => Ok(Some(d)),
-            b => Err(Error::other(format!("expected a document, got {b}"))),
-        },
-    }
-}
-
-fn to_list(v: &Value) -> Result<Vec<Bson>> {
-    match v {
-        Value::Null => Ok(Vec::new()),
-        Value::Array(items) => items.iter().map(to_bson).collect(),
-        other => Ok(vec![to_bson(other)?]),
-    }
-}
-
-fn opt_list(v: &Value) -> Result<Option<Vec<Bson>>> {
-    if v.is_null() { Ok(None) } else { to_list(v).map(Some) }
-}
-
-fn raw_json(doc: &bson::RawDocumentBuf) -> Result<Value> {
-    let d = Document::try_from(doc)?;
-    Ok(Bson::Document(d).into_canonical_extjson())
-}
-
-fn index_name(v: &Value) -> Option<&str> {
-    v.as_str()
-}
-
-fn range(r: &Value) -> Result<Range> {
-    Ok(Range {
-        prefix: to_list(&r["prefix"])?,
-        low: opt_list(&r["low"])?,
-        high: opt_list(&r["high"])?,
-        reverse: r["reverse"].as_bool().unwrap_or(false),
-        skip: r["skip"].as_u64().unwrap_or(0) as usize,
-        limit: r["limit"].as_u64().map(|l| l as usize),
-        fields: r["fields"].as_array().map(|f| f.iter().filter_map(|x| x.as_str().map(String::from)).collect()),
-    })
-}
+use crate::store::{Ctx, IndexSpec, RecordStore};
 
 fn call(ctx: &mut Ctx, r: &Value) -> Result<Value> {
     let coll = r["collection"].as_str().unwrap_or_default();
     match r["op"].as_str().unwrap_or_default() {
         "create_collection" => ctx.create_collection(r["name"].as_str().unwrap_or(coll), r["capped_bytes"].as_i64()).map(|_| Value::Null),
         "create_index" => ctx.create_index(coll, IndexSpec::from_json(&r["spec"])?).map(|_| Value::Null),
-        "insert_many" => {
-            let docs: Vec<Document> = r["docs"].as_array().cloned().unwrap_or_default().iter()
-                .map(|d| to_doc(d).map(|x| x.unwrap_or_default())).collect::<Result<_>>()?;
-            ctx.insert_many(coll, &docs).map(|n| json!(n))
-        }
+        "insert_many" => ctx.insert_many(coll, &docs_of(&r["docs"])?).map(|n| json!(n)),
         "update" => {
-            let update = Update {
-                set: to_doc(&r["set"])?, inc: to_doc(&r["inc"])?, set_on_insert: to_doc(&r["set_on_insert"])?,
-                replace: to_doc(&r["replace"])?,
-                filter: match to_doc(&r["where"])? { Some(d) => parse_filter(&d)?, None => Vec::new() },
-                upsert: r["upsert"].as_bool().unwrap_or(false), return_before: r["return_before"].as_bool().unwrap_or(false),
-            };
-            let result = ctx.update(coll, index_name(&r["index"]), &to_list(&r["key"])?, &update)?;
+            let result = ctx.update(coll, index_name(&r["index"]), &list_of(&r["key"])?, &update_of(r)?)?;
             Ok(json!({"matched": result.matched, "upserted": result.upserted,
                       "before": result.before.map(|d| Bson::Document(d).into_canonical_extjson())}))
         }
-        "delete" => {
-            let filter = match to_doc(&r["where"])? { Some(d) => parse_filter(&d)?, None => Vec::new() };
-            ctx.delete(coll, index_name(&r["index"]), &to_list(&r["key"])?, &filter).map(|b| json!(b))
-        }
-        "get" => match ctx.get(coll, index_name(&r["index"]), &to_list(&r["key"])?)? {
+        "delete" => ctx.delete(coll, index_name(&r["index"]), &list_of(&r["key"])?, &filter_of(r)?).map(|b| json!(b)),
+        "get" => match ctx.get(coll, index_name(&r["index"]), &list_of(&r["key"])?)? {
             Some(doc) => raw_json(&doc),
             None => Ok(Value::Null),
         },
         "get_many" => {
-            let docs = ctx.get_many(coll, r["index"].as_str().unwrap_or_default(), &to_list(&r["prefix"])?, &to_list(&r["last_values"])?)?;
+            let docs = ctx.get_many(coll, r["index"].as_str().unwrap_or_default(), &list_of(&r["prefix"])?, &list_of(&r["last_values"])?)?;
             docs.iter().map(raw_json).collect::<Result<Vec<_>>>().map(Value::Array)
         }
         "scan" => {
-            let docs = ctx.scan(coll, index_name(&r["index"]), &range(r)?)?;
+            let docs = ctx.scan(coll, index_name(&r["index"]), &range_of(r)?)?;
             docs.iter().map(raw_json).collect::<Result<Vec<_>>>().map(Value::Array)
         }
-        "count" => ctx.count(coll, index_name(&r["index"]), &range(r)?).map(|n| json!(n)),
+        "count" => ctx.count(coll, index_name(&r["index"]), &range_of(r)?).map(|n| json!(n)),
         "iter_index" => {
             let mut out = Vec::new();
             let mut after: Option<Vec<u8>> = None;

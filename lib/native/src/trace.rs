@@ -3,7 +3,14 @@
 //! the two (same seed, same operations).
 use serde_json::{json, Value};
 
-use crate::workloads::{self, linkbench};
+use bson::Bson;
+
+use crate::pyrandom::Random;
+use crate::workloads::{self, iibench, linkbench, sysbench, tokumx};
+
+fn doc_json(doc: bson::Document) -> Value {
+    Bson::Document(doc).into_relaxed_extjson()
+}
 
 pub fn main(workload: &str, what: &str, worker: usize, workers: usize, chunk: i64, n: usize, clock_ms: i64) -> i32 {
     workloads::fix_clock(clock_ms);
@@ -19,6 +26,9 @@ pub fn main(workload: &str, what: &str, worker: usize, workers: usize, chunk: i6
     params.as_object_mut().map(|o| o.remove("name"));
     let result = match name.as_str() {
         "linkbench" => trace_linkbench(&params, what, worker, workers, chunk, n),
+        "iibench" => trace_iibench(&params, what, worker, n),
+        "sysbench" => trace_sysbench(&params, what, worker, chunk, n),
+        "tokumx" => trace_tokumx(&params, what, worker, workers, n),
         other => Err(format!("no trace for workload {other:?}")),
     };
     match result {
@@ -69,6 +79,64 @@ fn trace_linkbench(params: &Value, what: &str, worker: usize, workers: usize, ch
             println!("{}", json!({"node": nodes, "link": links, "count": rows}));
         }
         other => return Err(format!("--what {other:?}; allowed: requests, load, nodes, expected")),
+    }
+    Ok(())
+}
+
+/// iibench: `docs` of writer `worker`; `queries`: the query thread's draws (worker = its index).
+fn trace_iibench(params: &Value, what: &str, worker: usize, n: usize) -> Result<(), String> {
+    let ii = iibench::IIBench::new(params).map_err(|e| e.message)?;
+    match what {
+        "docs" => {
+            let mut rng = Random::from_int(worker as u128);
+            for _ in 0..n {
+                println!("{}", doc_json(ii.shared().document(&mut rng)));
+            }
+        }
+        "queries" => {
+            for q in ii.shared().query_draws(worker as i64, n) {
+                println!("{q}");
+            }
+        }
+        other => return Err(format!("--what {other:?}; allowed: docs, queries")),
+    }
+    Ok(())
+}
+
+/// sysbench: `load` of collection number `chunk`; `requests` of writer `worker`.
+fn trace_sysbench(params: &Value, what: &str, worker: usize, chunk: i64, n: usize) -> Result<(), String> {
+    let sb = sysbench::Sysbench::new(params).map_err(|e| e.message)?;
+    match what {
+        "load" => {
+            for doc in sb.load_documents(chunk as usize - 1).into_iter().take(n) {
+                println!("{}", doc_json(doc));
+            }
+        }
+        "requests" => {
+            for (name, d) in sb.requests(worker as i64, n) {
+                println!("{}", json!({"collection": name, "points": d.points, "ranges": d.ranges, "inc": d.inc,
+                                      "set": d.set, "reinsert": d.reinsert}));
+            }
+        }
+        other => return Err(format!("--what {other:?}; allowed: load, requests")),
+    }
+    Ok(())
+}
+
+/// tokumx: `load` (the documents, as the loader or the inserter makes them); `requests` of
+/// client `worker` of `workers` (the x each findOne draws).
+fn trace_tokumx(params: &Value, what: &str, worker: usize, workers: usize, n: usize) -> Result<(), String> {
+    let t = tokumx::TokuMX::new(params).map_err(|e| e.message)?;
+    match what {
+        "load" => {
+            for doc in t.documents(n) {
+                println!("{}", doc_json(doc));
+            }
+        }
+        "requests" => {
+            println!("{}", json!(t.client_draws(workers, worker, n)));
+        }
+        other => return Err(format!("--what {other:?}; allowed: load, requests")),
     }
     Ok(())
 }

@@ -130,7 +130,11 @@ class Zipf:
         if theta < 1 and n >= 100000:
             zetan = n ** (1 - theta) / (1 - theta) + 0.58 - 1 / (1 - theta)
         else:
-            zetan = float(np.sum(np.arange(1, n + 1, dtype=np.float64) ** -theta))
+            # Summed in order, one term at a time, as the native runner sums it (numpy's pairwise
+            # sum would differ in the last bits).
+            zetan = 0.0
+            for k in range(1, n + 1):
+                zetan += float(k) ** -theta
         self.zetan = zetan
         self.alpha = 1 / (1 - theta)
         self.eta = (1 - (2 / n) ** (1 - theta)) / (1 - (1 + 2 ** -theta) / zetan)

@@ -1,10 +1,17 @@
-"""LinkBench's ten operations as Store calls, with the MySQL reference semantics for counts.
+"""LinkBench's ten operations as Store calls, in two count semantics (the `counts` param):
 
-LinkbenchX's MongoDB store lost count updates (a replacement upsert and a duplicated `$inc` key,
-spec §4.2-4.3); here ADD_LINK, UPDATE_LINK and DELETE_LINK change the count exactly as
-LinkStoreMysql does, inside one transaction where the store supports it.
+- `exact`: MySQL's reference semantics (LinkStoreMysql): ADD_LINK, UPDATE_LINK and DELETE_LINK
+  change the link and its count in one transaction where the store supports it;
+- `linkbenchx`: what LinkbenchX's MongoDB store did against MongoDB 3.x (Percona-Lab/linkbenchX,
+  LinkStoreMongoDBv2.java, addLinkImpl / deleteLinkImpl): separate round trips, no transaction, a
+  replacement upsert of the count document, and a `$inc` whose second put() overwrote the first,
+  so an existing count loses its `count` field (spec §4.2-4.3); the consistency check reports the
+  mismatches this leaves, as the post warned.
+The native runner implements the same calls (lib/native/src/workloads/linkbench/ops.rs).
 """
 from __future__ import annotations
+
+import time
 
 from bson import ObjectId
 
@@ -43,9 +50,12 @@ def _change_count(store: Store, id1: int, link_type: int, delta: int, now_ms: in
                  inc={"version": 1})
 
 
-def add_link(store: Store, link: dict) -> int:
+def add_link(store: Store, link: dict, counts: str = "exact") -> int:
     """ADD_LINK and UPDATE_LINK (LinkBench calls addLink for both). Returns 1 if a link was
-    created or made visible (the count changed), else 0."""
+    created or made visible (the count changed), else 0 (linkbenchx: 1 if it was created)."""
+    if counts == "linkbenchx":
+        return _add_link_linkbenchx(store, link)
+
     def body():
         key = (link["link_type"], link["id1"], link["id2"])
         before = store.get(LINK, LINK_PK.name, key)
@@ -63,8 +73,53 @@ def add_link(store: Store, link: dict) -> int:
     return store.run_in_transaction(body)
 
 
-def delete_link(store: Store, id1: int, link_type: int, id2: int, now_ms: int) -> int:
+def _link_fields(link: dict) -> dict:
+    return {"id1": link["id1"], "id2": link["id2"], "link_type": link["link_type"], "data": link["data"],
+            "time": link["time"], "version": link["version"]}
+
+
+def upsert_link(store: Store, link: dict) -> int:
+    """LinkbenchX's addLinksNoCount for one link: the upsert by primary key. 1 if it inserted,
+    2 if the link existed (getN() is 1 and isUpdateOfExisting() adds one)."""
+    result = store.update(LINK, LINK_PK.name, (link["link_type"], link["id1"], link["id2"]),
+                          set_on_insert=_link_fields(link), set={"visibility": link["visibility"]}, upsert=True)
+    return 1 if result.upserted else 2
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+def _add_link_linkbenchx(store: Store, link: dict) -> int:
+    nrows = upsert_link(store, link)
+    visible = link["visibility"] == VISIBLE
+    update_count = (1 if visible else 0) if nrows == 1 else (1 if visible else -1)
+    if update_count:
+        key = (link["id1"], link["link_type"])
+        # countColl.update(countKey, {id, link_type, time}, upsert): a replacement.
+        replaced = store.update(COUNT, COUNT_PK.name, key, upsert=True,
+                                replace={"id": link["id1"], "link_type": link["link_type"], "time": _now_ms()})
+        # The second put("$inc", ...) replaces the first: an existing count gets version only.
+        inc = {"version": 1} if replaced.matched else {"count": 0 if update_count < 0 else 1}
+        store.update(COUNT, COUNT_PK.name, key, inc=inc)
+    if nrows == 2:
+        store.update(LINK, LINK_PK.name, (link["link_type"], link["id1"], link["id2"]),
+                     set={"visibility": link["visibility"], "data": link["data"], "time": link["time"],
+                          "version": link["version"]})
+    return int(nrows == 1)
+
+
+def load_count(store: Store, id1: int, link_type: int, count: int, time_ms: int) -> None:
+    """LinkbenchX's load of a count row: a replaceOne upsert by (id, link_type)."""
+    store.update(COUNT, COUNT_PK.name, (id1, link_type), upsert=True,
+                 replace={"id": id1, "link_type": link_type, "count": count, "time": time_ms, "version": 0})
+
+
+def delete_link(store: Store, id1: int, link_type: int, id2: int, now_ms: int, counts: str = "exact") -> int:
     """DELETE_LINK without expunge: hide a visible link and decrement its count."""
+    if counts == "linkbenchx":
+        return _delete_link_linkbenchx(store, id1, link_type, id2)
+
     def body():
         before = store.get(LINK, LINK_PK.name, (link_type, id1, id2))
         if before is None or before["visibility"] != VISIBLE:
@@ -73,6 +128,21 @@ def delete_link(store: Store, id1: int, link_type: int, id2: int, now_ms: int) -
         _change_count(store, id1, link_type, -1, now_ms)
         return 1
     return store.run_in_transaction(body)
+
+
+def _delete_link_linkbenchx(store: Store, id1: int, link_type: int, id2: int) -> int:
+    before = store.get(LINK, LINK_PK.name, (link_type, id1, id2))
+    if before is None or before["visibility"] == HIDDEN:
+        return 0
+    store.update(LINK, None, (before["_id"],), set={"visibility": HIDDEN})
+    key = (id1, link_type)
+    replaced = store.update(COUNT, COUNT_PK.name, key, upsert=True,
+                            replace={"id": id1, "link_type": link_type, "time": _now_ms()})
+    store.update(COUNT, COUNT_PK.name, key, inc={"version": 1 if replaced.matched else 0})
+    if replaced.matched:  # fix up negative counts
+        store.update(COUNT, COUNT_PK.name, key, set={"count": 0}, where={"count": {"$lt": 0}})
+    store.get(COUNT, COUNT_PK.name, key)  # to learn the count's _id, as it did
+    return 1
 
 
 def count_links(store: Store, id1: int, link_type: int) -> int:

@@ -19,8 +19,12 @@ use crate::error::{Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TableKind {
+    /// Keyed by record id; a put overwrites.
     Records,
+    /// Index entries: a put of an existing key is the same entry (mongod's standard index insert).
     Index,
+    /// Byte keys whose values are rewritten in place (the catalog).
+    Metadata,
 }
 
 /// A table handle: an index into the engine's own table list.

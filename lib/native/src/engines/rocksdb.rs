@@ -193,6 +193,7 @@ impl RocksDb {
             block_size_kb: o.int("block_size_kb", defaults.block_size_kb)?,
             bloom_bits: o.int("bloom_bits", defaults.bloom_bits)?,
             journal_commit_ms: o.int("journal_commit_ms", defaults.journal_commit_ms)?,
+            statistics: o.boolean("statistics", defaults.statistics)?,
             ..defaults
         };
         o.finish()?;
@@ -227,7 +228,9 @@ impl RocksDb {
                 .collect();
             rocksdb_options_set_compression_per_level(opts, levels.as_ptr(), levels.len());
             rocksdb_options_set_wal_dir(opts, wal_dir.as_ptr());
-            rocksdb_options_enable_statistics(opts);
+            if layout.statistics {
+                rocksdb_options_enable_statistics(opts);
+            }
 
             let txn_db_options = rocksdb_transactiondb_options_create();
             // No lock waits: a key another transaction holds is a write conflict at once.
@@ -372,7 +375,11 @@ impl Engine for RocksDb {
                 out.push((name.to_string(), value as i64));
             }
         }
-        let text = unsafe { rocksdb_options_statistics_get_string(self.options) };
+        let text = if self.settings["statistics"] == true {
+            unsafe { rocksdb_options_statistics_get_string(self.options) }
+        } else {
+            ptr::null_mut()
+        };
         if !text.is_null() {
             let stats = unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned();
             unsafe { rocksdb_free(text as *mut c_void) };
@@ -572,6 +579,9 @@ impl Session for RocksSession {
             None => (u32::from_be_bytes(prefix) + 1).to_be_bytes().to_vec(),
         };
         unsafe {
+            // As MongoRocks' iterators did: the table's end is the iterator's upper bound, so
+            // RocksDB stops at it instead of stepping over what lies beyond (tombstones included).
+            rocksdb_readoptions_set_iterate_upper_bound(self.read, end.as_ptr() as *const c_char, end.len());
             let it = if self.writing {
                 rocksdb_transaction_create_iterator(self.txn, self.read)
             } else {
@@ -598,6 +608,7 @@ impl Session for RocksSession {
             let mut err: *mut c_char = ptr::null_mut();
             rocksdb_iter_get_error(it, &mut err);
             rocksdb_iter_destroy(it);
+            rocksdb_readoptions_set_iterate_upper_bound(self.read, ptr::null(), 0);
             take_error(err, "RocksDB scan")
         }
     }

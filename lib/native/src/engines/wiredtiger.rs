@@ -183,6 +183,7 @@ pub struct WiredTiger {
     settings: Value,
     record_config: String,
     index_config: String,
+    metadata_config: String,
     /// mongod's journal flusher: the log is synced every `journal_commit_ms` (see start_journal).
     flusher: Mutex<Option<(std::sync::Arc<std::sync::atomic::AtomicBool>, std::thread::JoinHandle<()>)>>,
 }
@@ -207,6 +208,7 @@ impl WiredTiger {
         let checkpoint_s = o.int("checkpoint_s", 60)?;
         let journal_commit_ms = o.int("journal_commit_ms", mongod_layout::JOURNAL_COMMIT_MS)?;
         let prefix_compression = o.boolean("index_prefix_compression", true)?;
+        let lsm_chunk_mb = o.int("lsm_chunk_mb", mongod_layout::WiredTigerLayout::default_lsm_chunk_mb(cache_mb))?;
         o.finish()?;
         let api = load(&release)?;
 
@@ -227,6 +229,7 @@ impl WiredTiger {
             checkpoint_s,
             lsm: table_type == "lsm",
             prefix_compression,
+            lsm_chunk_mb,
             extensions,
         };
         let conn_config = layout.connection_config();
@@ -242,6 +245,7 @@ impl WiredTiger {
         let banner = unsafe { CStr::from_ptr((api.version)(&mut major, &mut minor, &mut patch)) }.to_string_lossy().into_owned();
         let record_config = layout.record_table_config();
         let index_config = layout.index_table_config();
+        let metadata_config = layout.metadata_table_config();
         let engine = WiredTiger {
             api,
             conn: Mutex::new(conn),
@@ -252,11 +256,13 @@ impl WiredTiger {
                 "cache_size_mb": cache_mb, "block_compressor": compressor, "log": journal,
                 "checkpoint_s": checkpoint_s, "journal_commit_ms": journal_commit_ms,
                 "index_prefix_compression": prefix_compression,
+                "lsm_chunk_mb": if table_type == "lsm" { json!(lsm_chunk_mb) } else { Value::Null },
                 "connection_config": conn_config, "record_table_config": record_config,
                 "index_table_config": index_config,
             }),
             record_config,
             index_config,
+            metadata_config,
             flusher: Mutex::new(None),
         };
         if journal && journal_commit_ms > 0 {
@@ -333,6 +339,7 @@ impl Engine for WiredTiger {
         let config = match kind {
             TableKind::Records => &self.record_config,
             TableKind::Index => &self.index_config,
+            TableKind::Metadata => &self.metadata_config,
         };
         self.with_session(|s| {
             let code = unsafe { (self.api.create)(s, cstring(&uri).as_ptr(), cstring(config).as_ptr()) };
@@ -446,7 +453,7 @@ impl WtSessionHandle {
             // As mongod's session cache opens them (wiredtiger_session_cache.cpp): record-store
             // cursors with "", index cursors with "overwrite=false".
             let config = match kind {
-                TableKind::Records => ptr::null(),
+                TableKind::Records | TableKind::Metadata => ptr::null(),
                 TableKind::Index => self.no_overwrite.as_ptr(),
             };
             let code = unsafe { (self.api.open_cursor)(self.session, uri.as_ptr(), config, &mut cursor) };
@@ -460,7 +467,7 @@ impl WtSessionHandle {
         unsafe {
             match self.tables[table.0].1 {
                 TableKind::Records => (self.api.set_key_int)(cursor, crate::store::keys::record_id(key)),
-                TableKind::Index => (self.api.set_key_bytes)(cursor, key.as_ptr() as *const c_void, key.len()),
+                TableKind::Index | TableKind::Metadata => (self.api.set_key_bytes)(cursor, key.as_ptr() as *const c_void, key.len()),
             }
         }
     }
@@ -475,7 +482,7 @@ impl WtSessionHandle {
                     *scratch = crate::store::keys::record_key(id);
                     Ok(&scratch[..])
                 }
-                TableKind::Index => {
+                TableKind::Index | TableKind::Metadata => {
                     let (mut data, mut size) = (ptr::null(), 0usize);
                     self.api.check((self.api.get_key_bytes)(cursor, &mut data, &mut size), "WiredTiger get_key")?;
                     Ok(std::slice::from_raw_parts(data as *const u8, size))

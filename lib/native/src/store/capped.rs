@@ -10,6 +10,7 @@
 //!   creation; each insert takes the next offset and overwrites in place whatever older
 //!   documents occupied that space, as MMAPv1's capped extents were reused
 //!   (record_store_v1_capped.cpp at r3.0.7). The record id is the offset (+1).
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
 
 use serde_json::Value;
@@ -18,25 +19,23 @@ use super::{document, keys, Collection, Ctx};
 use crate::engines::{Session, Table};
 use crate::error::{Error, Result};
 
-/// mongod deletes at most this many documents per capped-delete pass.
-const MAX_DELETES_PER_PASS: usize = 20_000;
-
-#[derive(Default)]
-struct State {
-    bytes: i64,
-    count: i64,
-    /// Delete-oldest: the record id the next pass starts from.
-    oldest: i64,
-    /// Ring: the offset the next insert goes to.
-    ring_pos: i64,
-}
+/// Documents deleted per transaction. mongod deletes up to 20000 a pass, but one transaction
+/// that large overflows a scaled-down engine cache (a 16 MB WiredTiger cache rolled it back over
+/// and over), so a pass here is made of transactions of this many.
+const DELETES_PER_TRANSACTION: usize = 1_000;
 
 pub struct Capped {
     pub cap_bytes: i64,
     ring: bool,
     /// Trimmed by a background thread (the oplog on engines that delete): inserts only count.
     pub background: bool,
-    state: Mutex<State>,
+    /// What the collection holds; inserts add without waiting for a deleter.
+    bytes: AtomicI64,
+    count: AtomicI64,
+    /// Delete-oldest: held by the one thread deleting; the record id its next pass starts from.
+    deleter: Mutex<i64>,
+    /// Ring: the offset the next insert goes to.
+    ring_pos: Mutex<i64>,
 }
 
 impl Capped {
@@ -44,8 +43,9 @@ impl Capped {
         if cap_bytes < 1 {
             return Err(Error::other(format!("capped collection {name:?}: size must be positive (got {cap_bytes})")));
         }
-        let state = State { ring_pos: meta["ring_pos"].as_i64().unwrap_or(0), ..Default::default() };
-        Ok(Capped { cap_bytes, ring, background: name == super::oplog::NAME && !ring, state: Mutex::new(state) })
+        Ok(Capped { cap_bytes, ring, background: name == super::oplog::NAME && !ring, bytes: AtomicI64::new(0),
+                    count: AtomicI64::new(0), deleter: Mutex::new(1),
+                    ring_pos: Mutex::new(meta["ring_pos"].as_i64().unwrap_or(0)) })
     }
 
     pub fn is_ring(&self) -> bool {
@@ -54,7 +54,6 @@ impl Capped {
 
     /// Counts what the table holds (after a reopen).
     pub fn recount(&self, session: &mut dyn Session, records: Table) -> Result<()> {
-        let mut state = self.state.lock().unwrap();
         let (mut bytes, mut count, mut first) = (0i64, 0i64, None);
         session.scan(records, b"", None, false, &mut |k, v| {
             bytes += v.len() as i64;
@@ -62,9 +61,9 @@ impl Capped {
             first.get_or_insert(keys::record_id(k));
             true
         })?;
-        state.bytes = bytes;
-        state.count = count;
-        state.oldest = first.unwrap_or(1);
+        self.bytes.store(bytes, Ordering::SeqCst);
+        self.count.store(count, Ordering::SeqCst);
+        *self.deleter.lock().unwrap() = first.unwrap_or(1);
         Ok(())
     }
 
@@ -73,42 +72,39 @@ impl Capped {
         if self.ring {
             return false; // a ring made room before the insert
         }
-        let mut state = self.state.lock().unwrap();
-        state.bytes += bytes;
-        state.count += 1;
-        !self.background && state.bytes > self.cap_bytes
+        let now = self.bytes.fetch_add(bytes, Ordering::SeqCst) + bytes;
+        self.count.fetch_add(1, Ordering::SeqCst);
+        !self.background && now > self.cap_bytes
     }
 
     pub fn over(&self) -> bool {
-        self.state.lock().unwrap().bytes > self.cap_bytes
+        self.bytes.load(Ordering::SeqCst) > self.cap_bytes
     }
 
     pub fn save_state(&self, meta: &mut Value) {
         if self.ring {
-            meta["ring_pos"] = Value::from(self.state.lock().unwrap().ring_pos);
+            meta["ring_pos"] = Value::from(*self.ring_pos.lock().unwrap());
         }
-    }
-
-    pub fn size(&self) -> (i64, i64) {
-        let state = self.state.lock().unwrap();
-        (state.bytes, state.count)
     }
 }
 
 /// Deletes the oldest documents until the collection fits, in transactions of its own. One
 /// deleter at a time: a thread that finds another deleting leaves it the work (MongoRocks'
-/// try_lock).
+/// try_lock); inserts meanwhile only add to the count.
 pub fn delete_oldest(ctx: &mut Ctx, coll: &Collection) -> Result<()> {
     let capped = coll.capped.as_ref().unwrap();
-    let Ok(mut state) = capped.state.try_lock() else { return Ok(()) };
-    while state.bytes > capped.cap_bytes {
-        let excess = state.bytes - capped.cap_bytes;
-        let start = keys::record_key(state.oldest);
+    let Ok(mut oldest) = capped.deleter.try_lock() else { return Ok(()) };
+    loop {
+        let excess = capped.bytes.load(Ordering::SeqCst) - capped.cap_bytes;
+        if excess <= 0 {
+            return Ok(());
+        }
+        let start = keys::record_key(*oldest);
         let (freed, removed, next) = ctx.transaction(|c| {
             let mut victims = Vec::new();
             let mut freed = 0i64;
             c.kv.scan(coll.records, &start, None, false, &mut |k, v| {
-                if freed >= excess || victims.len() >= MAX_DELETES_PER_PASS {
+                if freed >= excess || victims.len() >= DELETES_PER_TRANSACTION {
                     return false;
                 }
                 freed += v.len() as i64;
@@ -120,12 +116,11 @@ pub fn delete_oldest(ctx: &mut Ctx, coll: &Collection) -> Result<()> {
             }
             Ok((freed, victims.len() as i64, victims.last().map(|(rid, _)| rid + 1)))
         })?;
-        let Some(next) = next else { break };
-        state.bytes -= freed;
-        state.count -= removed;
-        state.oldest = next;
+        let Some(next) = next else { return Ok(()) };
+        capped.bytes.fetch_sub(freed, Ordering::SeqCst);
+        capped.count.fetch_sub(removed, Ordering::SeqCst);
+        *oldest = next;
     }
-    Ok(())
 }
 
 /// Ring: the record id for a document of `size` bytes, after deleting the older documents
@@ -136,8 +131,8 @@ pub fn ring_place(ctx: &mut Ctx, coll: &Collection, size: i64) -> Result<i64> {
         return Err(Error::other(format!("a document of {size} bytes does not fit capped collection {:?} of {} bytes",
                                         coll.name, capped.cap_bytes)));
     }
-    let mut state = capped.state.lock().unwrap();
-    let mut pos = state.ring_pos;
+    let mut ring_pos = capped.ring_pos.lock().unwrap();
+    let mut pos = *ring_pos;
     let mut spans = Vec::new();
     if pos + size > capped.cap_bytes {
         // Wrap to the start, as MMAPv1 went back to its first extent; what lay past the last
@@ -167,12 +162,12 @@ pub fn ring_place(ctx: &mut Ctx, coll: &Collection, size: i64) -> Result<i64> {
         } else {
             ctx.remove_record(coll, *rid, &doc)?;
         }
-        state.bytes -= raw.len() as i64;
-        state.count -= 1;
+        capped.bytes.fetch_sub(raw.len() as i64, Ordering::SeqCst);
+        capped.count.fetch_sub(1, Ordering::SeqCst);
     }
-    state.bytes += size;
-    state.count += 1;
-    state.ring_pos = pos + size;
+    capped.bytes.fetch_add(size, Ordering::SeqCst);
+    capped.count.fetch_add(1, Ordering::SeqCst);
+    *ring_pos = pos + size;
     Ok(pos + 1)
 }
 
@@ -185,7 +180,7 @@ pub fn natural_order(ctx: &mut Ctx, coll: &Collection) -> Result<Vec<i64>> {
     })?;
     if let Some(capped) = &coll.capped {
         if capped.ring {
-            let pos = capped.state.lock().unwrap().ring_pos;
+            let pos = *capped.ring_pos.lock().unwrap();
             let split = rids.partition_point(|rid| rid - 1 < pos);
             rids.rotate_left(split);
         }

@@ -130,7 +130,7 @@ pub struct RecordStore {
 
 impl RecordStore {
     pub fn open(engine: Arc<dyn Engine>, options: StoreOptions) -> Result<Arc<RecordStore>> {
-        let catalog = engine.table(CATALOG, TableKind::Index)?;
+        let catalog = engine.table(CATALOG, TableKind::Metadata)?;
         let mut store = RecordStore {
             engine,
             catalog,
@@ -264,12 +264,6 @@ impl RecordStore {
         }
         self.collections.read().unwrap().get(name).cloned()
             .ok_or_else(|| Error::other(format!("collection {name:?} does not exist")))
-    }
-
-    pub fn collection_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.collections.read().unwrap().keys().cloned().collect();
-        names.sort();
-        names
     }
 
     // -- lifecycle ----------------------------------------------------------------------------
@@ -1004,7 +998,4 @@ impl Ctx {
         })
     }
 
-    pub fn kv(&mut self) -> &mut dyn Session {
-        self.kv.as_mut()
-    }
 }

@@ -17,6 +17,8 @@ pub struct WiredTigerLayout {
     pub checkpoint_s: i64,
     pub lsm: bool,
     pub prefix_compression: bool,
+    /// LSM tables: the in-memory chunk size (WiredTiger's default is 10 MB, which mongod kept).
+    pub lsm_chunk_mb: i64,
     /// Compressor extension libraries to load (releases that build compressors as extensions).
     pub extensions: Vec<String>,
 }
@@ -55,8 +57,20 @@ impl WiredTigerLayout {
         if self.compressor == "none" { "none" } else { "snappy" }
     }
 
-    fn table_type(&self) -> &str {
-        if self.lsm { "lsm" } else { "file" }
+    fn table_type(&self) -> String {
+        if self.lsm { format!("lsm,lsm=(chunk_size={}MB)", self.lsm_chunk_mb) } else { "file".into() }
+    }
+
+    /// The LSM chunk size for a cache: WiredTiger's 10 MB, scaled down with a small cache so the
+    /// in-memory chunks of a system's tables fit in it at once (a 32 MB cache holding several
+    /// 10 MB chunks left eviction unable to make room, and every thread waited on it).
+    pub fn default_lsm_chunk_mb(cache_mb: i64) -> i64 {
+        (cache_mb / 8).clamp(1, 10)
+    }
+
+    /// The catalog's table: never LSM (it holds a few rows rewritten in place).
+    pub fn metadata_table_config(&self) -> String {
+        "type=file,key_format=u,value_format=u".into()
     }
 
     /// wiredtiger/wiredtiger_record_store.cpp, WiredTigerRecordStore::generateCreateString
@@ -142,6 +156,9 @@ pub struct RocksLayout {
     pub uncompressed_levels: usize,
     /// mongo-rocks r3.2.0 has no periodic WAL sync (only j:true writes sync it), so none here.
     pub journal_commit_ms: i64,
+    /// RocksDB's statistics (its tickers: block cache hits, bytes written, stalls): off, as
+    /// MongoRocks r3.2.0 left options.statistics unset (they cost every read a few timers).
+    pub statistics: bool,
 }
 
 impl Default for RocksLayout {
@@ -164,6 +181,7 @@ impl Default for RocksLayout {
             compression_levels: 3,
             uncompressed_levels: 2,
             journal_commit_ms: 0,
+            statistics: false,
         }
     }
 }
@@ -172,6 +190,8 @@ impl RocksLayout {
     pub const INT_PROPERTIES: &'static [&'static str] = &[
         "rocksdb.block-cache-usage", "rocksdb.total-sst-files-size", "rocksdb.estimate-pending-compaction-bytes",
         "rocksdb.num-running-compactions", "rocksdb.cur-size-all-mem-tables", "rocksdb.num-live-versions",
+        "rocksdb.num-immutable-mem-table", "rocksdb.actual-delayed-write-rate", "rocksdb.is-write-stopped",
+        "rocksdb.estimate-num-keys", "rocksdb.num-running-flushes",
     ];
     pub const TICKERS: &'static [&'static str] = &[
         "rocksdb.block.cache.miss", "rocksdb.block.cache.hit", "rocksdb.bytes.written", "rocksdb.compact.read.bytes",
@@ -190,6 +210,7 @@ impl RocksLayout {
             "target_file_size_mb": self.target_file_size_mb, "max_bytes_for_level_base_mb": self.max_bytes_for_level_base_mb,
             "level_compaction_dynamic_level_bytes": self.dynamic_level_bytes,
             "optimize_filters_for_hits": self.optimize_filters_for_hits, "wal": true, "wal_sync": false,
+            "statistics": self.statistics,
             "transactions": "TransactionDB, snapshot per transaction, no lock wait (write conflicts as MongoRocks raised them)",
             "layout": "one key space, 4-byte big-endian prefix per collection and index (MongoRocks)",
         })

@@ -1,5 +1,9 @@
 //! Workloads by name, and what every workload provides to the phase plan (plan.rs).
+pub mod flashback;
+pub mod iibench;
 pub mod linkbench;
+pub mod sysbench;
+pub mod tokumx;
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
@@ -31,6 +35,10 @@ pub trait Workload: Send {
     fn measure_accounting(&self) -> Value {
         json!({"rate": "count", "rate_ops": null, "per_op": null})
     }
+    /// After a measured phase: what the workload reports of it (flashback: the replay summary).
+    fn after_measure(&mut self, _name: &str) -> Result<()> {
+        Ok(())
+    }
     /// The consistency check after the measured phases: the event's fields.
     fn check(&mut self, ctx: &mut Ctx) -> Result<Value>;
     /// An op whose calls at or above a latency count as slow (iibench's 2 s inserts).
@@ -42,6 +50,10 @@ pub trait Workload: Send {
 pub fn build(name: &str, params: &Value) -> Result<Box<dyn Workload>> {
     match name {
         "linkbench" => Ok(Box::new(linkbench::LinkBench::new(params)?)),
+        "iibench" => Ok(Box::new(iibench::IIBench::new(params)?)),
+        "sysbench" => Ok(Box::new(sysbench::Sysbench::new(params)?)),
+        "tokumx" => Ok(Box::new(tokumx::TokuMX::new(params)?)),
+        "flashback" => Ok(Box::new(flashback::Flashback::new(params)?)),
         other => Err(Error::other(format!("workload {other:?} does not run on the native runner yet"))),
     }
 }

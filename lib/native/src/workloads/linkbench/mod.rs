@@ -524,7 +524,7 @@ pub fn check(ctx: &mut Ctx) -> Result<Value> {
     let (mut mismatches, mut rows, mut visible_total) = (0u64, 0u64, 0i64);
     let mut examples = Vec::new();
     // Visible links per (id1, type), summed over consecutive index entries.
-    let mut next_list = |ctx: &mut Ctx, links: &mut Pager| -> Result<Option<((i64, i64), i64)>> {
+    let next_list = |ctx: &mut Ctx, links: &mut Pager| -> Result<Option<((i64, i64), i64)>> {
         let mut current: Option<((i64, i64), i64)> = None;
         loop {
             let Some((fields, _)) = links.peek(ctx, PAGE)? else { return Ok(current) };

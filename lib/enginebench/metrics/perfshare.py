@@ -1,0 +1,108 @@
+"""Whose code the runner's CPU went to: the engines', ours, the C library's, the kernel's.
+
+The native runner should spend its CPU in the engines; `perf record -e cpu-clock` samples its
+threads (no hardware counters needed, which virtual machines often lack) and each sample is
+attributed by the code it landed in:
+
+  engine   the engines' libraries and the compression libraries they call (WiredTiger, snappy,
+           zstd, lz4, zlib, LMDB, and RocksDB, which is linked into the runner: its symbols)
+  runner   everything else in the runner binary: the workloads, the record store, the recorder
+  libc     the C library, the allocator (tcmalloc) and the C++ runtime, called by either side
+  kernel   system calls, page faults, reads from the page cache, scheduling
+The engine share is what the reports show next to CPU per operation; a run whose engine share
+is below ENGINE_SHARE_MIN measures its harness as much as its engine, and its CPU and
+context-switch figures are "not comparable" (README: "What runs natively").
+"""
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import signal
+import subprocess
+from pathlib import Path
+
+ENGINE_SHARE_MIN = 0.5
+SAMPLE_HZ = 499
+ENGINE_LIBRARIES = re.compile(r"lib(wiredtiger|snappy|zstd|lz4|z|bz2|lmdb|rocksdb)[-._]")
+LIBC = re.compile(r"lib(c|m|tcmalloc\w*|stdc\+\+|gcc_s|pthread)[-._]|ld-linux|\[vdso\]")
+
+
+@functools.lru_cache(maxsize=1)
+def available() -> tuple[bool, str]:
+    """(whether perf can sample a process of ours here, why not); probed once per process."""
+    perf = shutil.which("perf")
+    if perf is None:
+        return False, "perf is not installed (Debian package linux-perf)"
+    try:
+        probe = subprocess.run([perf, "record", "-q", "-e", "cpu-clock", "-o", "/dev/null", "--", "true"],
+                               capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return False, f"perf could not run: {exc}"
+    if probe.returncode != 0:
+        return False, f"perf record is not permitted here: {probe.stderr.strip()[-200:]}"
+    return True, ""
+
+
+class Profiler:
+    """Samples one process from `start` to `stop` into a perf.data file."""
+
+    def __init__(self, pid: int, path: Path):
+        self.path = path
+        self.proc = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(SAMPLE_HZ),
+                                      "-p", str(pid), "-o", str(path)],
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def stop(self, runner_binary: str | None = None) -> dict:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)  # perf writes its file and exits on SIGINT
+        try:
+            _, err = self.proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            _, err = self.proc.communicate()
+        if not self.path.is_file():
+            return {"error": f"perf wrote no samples: {err.strip()[-200:]}"}
+        try:
+            return shares(self.path, runner_binary)
+        finally:
+            self.path.unlink(missing_ok=True)
+
+
+def classify(dso: str, symbol: str, runner_binary: str | None) -> str:
+    if dso == "[kernel.kallsyms]" or dso.startswith("[kernel"):
+        return "kernel"
+    if ENGINE_LIBRARIES.search(dso):
+        return "engine"
+    if LIBC.search(dso):
+        return "libc"
+    name = os.path.basename(dso).replace(" (deleted)", "")
+    if runner_binary and name == os.path.basename(runner_binary) or name.startswith("enginebench-runner") \
+            or name.startswith("libeb_wt"):
+        # RocksDB is linked into the runner: its code is its own namespace and C API.
+        return "engine" if symbol.startswith(("rocksdb::", "rocksdb_")) or "rocksdb::" in symbol.split("(")[0] \
+            else "runner"
+    return "other"
+
+
+def shares(path: Path, runner_binary: str | None = None) -> dict:
+    """{'engine', 'runner', 'libc', 'kernel', 'other': fractions of samples, 'samples': n}."""
+    report = subprocess.run(["perf", "report", "-i", str(path), "--stdio", "--no-children", "-g", "none",
+                             "--sort", "dso,sym", "--percent-limit", "0", "-F", "sample,dso,sym"],
+                            capture_output=True, text=True, timeout=600)
+    totals = {"engine": 0, "runner": 0, "libc": 0, "kernel": 0, "other": 0}
+    line_form = re.compile(r"^\s*(\d+)\s+(\S.*?)\s+\[[.k]\]\s+(.*)$")
+    for line in report.stdout.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        match = line_form.match(line)
+        if match:
+            count, dso, symbol = int(match.group(1)), match.group(2).strip(), match.group(3).strip()
+            totals[classify(dso, symbol, runner_binary)] += count
+    samples = sum(totals.values())
+    if samples == 0:
+        return {"error": f"no samples in {path.name}: {report.stderr.strip()[-200:]}"}
+    out = {k: v / samples for k, v in totals.items()}
+    out["samples"] = samples
+    return out
