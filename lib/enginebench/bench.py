@@ -1,11 +1,19 @@
-"""`make bench`: measures the harness, not the engines.
+"""`make bench`: what the harness costs, and whose code the runner's CPU goes to.
 
-- client CPU per operation against each embedded engine (the workload generator's own cost,
-  next to the engine-side CPU of the same operations);
-- the operation rate one client core can generate (arguments only, no store);
-- the sampler's own CPU at the default interval, as a share of one core;
-- time from the command to the first loaded and the first measured operation (smoke scale).
-Prints a table and writes it to data/results/bench/<stamp>-<host>.json.
+1. linkbench_cached at its default scale (the post's two engines, WiredTiger and RocksDB): per
+   system, for the load and for the request phase, the engine's share of the runner's CPU (perf,
+   by the code each sample landed in: metrics/perfshare.py), the runner's CPU per operation and
+   the operations per runner CPU-second. This is the figure the README quotes.
+2. Every other family at its smoke scale, on every embedded engine: the same figures for each
+   phase. Smoke phases last seconds, so these show that each family's loop runs natively, not
+   how the engines compare.
+3. Server targets: the client's CPU per request of each family, when a deployment is at hand
+   (ENGINEBENCH_URI); otherwise the table says it was not measured and why.
+4. The sampler's own CPU, and the time from the command to the first loaded and measured op.
+
+Runs are real experiment runs (their folders stay under data/results/); the figures are printed
+and written to data/results/bench/<stamp>-<host>.json. Measure on a quiet machine, and compare
+runs of one sitting: a shared machine's speed drifts.
 """
 from __future__ import annotations
 
@@ -15,57 +23,68 @@ import socket
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+import polars as pl
+
+from .metrics import perfshare
 from .metrics.sampler import Sampler
 from .paths import results_dir
-from .runner.phases import run_phase
-from .runner.plan import request_loop
-from .stores import open_embedded
-from .workloads.linkbench import LinkBench, LinkBenchConfig
 
-ENGINES = (("wiredtiger", {"table_type": "btree", "cache_size_mb": 256}),
-           ("wiredtiger-lsm", {"table_type": "lsm", "cache_size_mb": 256}),
-           ("rocksdb", {"cache_size_mb": 256}), ("lmdb", {"map_size_gb": 8}))
-GRAPH = LinkBenchConfig(maxid1=50_001, max_degree=10_000)
-SECONDS = 5.0
+LINKBENCH = ("linkbench_cached", "default")
+FAMILIES = ("iibench_500m", "sysbench_cgroups", "tokumx_insert_10m", "tokumx_read", "flashback_replay")
 
 
-def client_cost(engine: str, options: dict) -> dict:
-    """One requester thread against a loaded graph: client and op CPU per request."""
-    with tempfile.TemporaryDirectory() as folder:
-        store = open_embedded("wiredtiger" if engine.startswith("wiredtiger") else engine, folder, options)
-        try:
-            workload = LinkBench(GRAPH)
-            workload.setup(store)
-            abort = threading.Event()
-            run_phase("load", workload.load_threads(1), store, lambda e: None, interval_s=60,
-                      duration_s=None, abort=abort, max_errors=0)
-            events = []
-            run_phase("run", [request_loop(workload.requester(0, 1))], store, events.append,
-                      interval_s=SECONDS, duration_s=SECONDS, abort=abort)
-        finally:
-            store.close()
-    interval = next(e for e in events if e["event"] == "interval")
-    ops = sum(o["count"] for o in interval["ops"].values())
-    op_cpu = sum(o["cpu_ns"] for o in interval["ops"].values()) / 1e3
-    client = max(0.0, interval["thread_cpu_ns"] / 1e3 - op_cpu)
-    return {"engine": engine, "requests": ops, "ops_per_s": ops / SECONDS,
-            "client_cpu_us_per_op": client / ops, "op_cpu_us_per_op": op_cpu / ops,
-            "client_share": client / (client + op_cpu)}
+def _run(exp: str, scale: str, target: str = "embedded") -> Path:
+    from .driver import run
+    return run(exp, scale, target)
 
 
-def generator_rate() -> dict:
-    """Requests one core can generate per second (arguments only, no store call)."""
-    requester = LinkBench(LinkBenchConfig(maxid1=1_000_001)).requester(0, 1)
-    count, start = 0, time.thread_time()
-    while time.thread_time() - start < 2.0:
-        requester.next()
-        count += 1
-    return {"generated_requests_per_core_s": count / (time.thread_time() - start)}
+def phase_figures(run_dir: Path) -> list[dict]:
+    """Per system and phase: engine share, runner CPU per op, ops per runner CPU-second."""
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    intervals = pl.read_parquet(run_dir / "intervals.parquet") if (run_dir / "intervals.parquet").is_file() else None
+    rows = []
+    for label, info in manifest["systems"].items():
+        attribution = info.get("cpu_attribution") or {}
+        for phase in info.get("phases") or []:
+            name = phase["phase"]
+            share = attribution.get(name) or {}
+            row = {"experiment": manifest["experiment"], "scale": manifest["scale"], "system": label,
+                   "engine": info.get("engine_reported"), "phase": name,
+                   "runner": (info.get("runner") or {}).get("runner"),
+                   "engine_share": share.get("engine"), "runner_share": share.get("runner"),
+                   "libc_share": share.get("libc"), "kernel_share": share.get("kernel"),
+                   "perf_samples": share.get("samples"),
+                   "perf_note": share.get("error") or attribution.get("unavailable")}
+            if intervals is not None:
+                part = intervals.filter((pl.col("system") == label) & (pl.col("phase") == name))
+                ops = part["ops"].sum() if part.height else 0
+                cpu_s = (part["cpu_user_s"] + part["cpu_sys_s"]).sum() if part.height else 0
+                seconds = part["seconds"].sum() if part.height else 0
+                row.update(ops=int(ops or 0), seconds=float(seconds or 0), runner_cpu_s=float(cpu_s or 0),
+                           ops_per_s=(ops / seconds) if seconds else None,
+                           runner_cpu_us_per_op=(cpu_s * 1e6 / ops) if ops else None,
+                           ops_per_runner_cpu_s=(ops / cpu_s) if cpu_s else None)
+            rows.append(row)
+    return rows
+
+
+def client_cost() -> list[dict]:
+    """The Python client's CPU per request on a server target, per family (smoke scale)."""
+    if not os.environ.get("ENGINEBENCH_URI"):
+        return [{"note": "not measured: set ENGINEBENCH_URI to a deployment (server targets run the Python client)"}]
+    rows = []
+    for exp in ("linkbench_cached",) + FAMILIES:
+        run_dir = _run(exp, "smoke", "uri")
+        iv = pl.read_parquet(run_dir / "intervals.parquet")
+        for (system, phase), part in iv.group_by(["system", "phase"], maintain_order=True):
+            ops = part["ops"].sum()
+            rows.append({"experiment": exp, "system": system, "phase": phase, "ops": int(ops),
+                         "client_cpu_us_per_op": part["client_cpu_s"].sum() * 1e6 / ops if ops else None})
+    return rows
 
 
 def sampler_cost(interval_s: float = 1.0, seconds: float = 10.0) -> dict:
@@ -92,30 +111,56 @@ def time_to_first_op() -> dict:
         started = time.time()
         subprocess.run([sys.executable, "-m", "enginebench", "run", "linkbench_cached", "--scale", "smoke"],
                        env=env, check=True, capture_output=True)
-        events = [json.loads(line) for line in next(Path(folder).glob("linkbench_cached/*/wt.op1/events.jsonl")).read_text().splitlines()]
+        events = [json.loads(line) for line in
+                  next(Path(folder).glob("linkbench_cached/*/wt.op1/events.jsonl")).read_text().splitlines()]
     first_load = next(e["t"] for e in events if e["event"] == "phase_start" and e["phase"] == "load")
     first_run = next(e["t"] for e in events if e["event"] == "phase_start" and e["phase"] == "run")
     return {"s_to_first_load_op": first_load - started, "s_to_first_measured_op": first_run - started}
 
 
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{x:.0%}"
+
+
+def _num(x, fmt: str) -> str:
+    return "n/a" if x is None else format(x, fmt)
+
+
+def print_table(rows: list[dict]) -> None:
+    print(f"{'experiment':18} {'system':10} {'phase':12} {'engine':>7} {'runner':>7} {'libc':>6} {'kernel':>7}"
+          f" {'ops/s':>9} {'cpu us/op':>10} {'ops/cpu-s':>10}")
+    for r in rows:
+        print(f"{r['experiment'][:18]:18} {r['system'][:10]:10} {r['phase'][:12]:12} {_pct(r['engine_share']):>7}"
+              f" {_pct(r['runner_share']):>7} {_pct(r['libc_share']):>6} {_pct(r['kernel_share']):>7}"
+              f" {_num(r.get('ops_per_s'), ',.0f'):>9} {_num(r.get('runner_cpu_us_per_op'), '.1f'):>10}"
+              f" {_num(r.get('ops_per_runner_cpu_s'), ',.0f'):>10}")
+        if r.get("perf_note"):
+            print(f"{'':42}perf: {r['perf_note']}")
+
+
 def main() -> Path:
-    rows = [client_cost(engine, options) for engine, options in ENGINES]
-    harness = {**generator_rate(), **sampler_cost(), **time_to_first_op()}
-    print(f"{'engine':16} {'req/s':>8} {'client us/op':>13} {'engine us/op':>13} {'client share':>13}")
-    for r in rows:
-        print(f"{r['engine']:16} {r['ops_per_s']:8.0f} {r['client_cpu_us_per_op']:13.1f} "
-              f"{r['op_cpu_us_per_op']:13.1f} {r['client_share']:13.0%}")
-    for r in rows:
-        if r["client_cpu_us_per_op"] >= r["op_cpu_us_per_op"]:
-            print(f"note: on {r['engine']} the LinkBench client spends more CPU per request than the engine "
-                  f"({r['client_cpu_us_per_op']:.1f} vs {r['op_cpu_us_per_op']:.1f} us)")
+    ok, why = perfshare.available()
+    if not ok:
+        print(f"note: the engine's share of the runner's CPU is not measured: {why}")
+    print("linkbench_cached, default scale (the README's figures):")
+    headline = phase_figures(_run(*LINKBENCH))
+    print_table(headline)
+    print(f"\nevery family at its smoke scale (seconds of work per phase):")
+    families = [row for exp in FAMILIES for row in phase_figures(_run(exp, "smoke"))]
+    print_table(families)
+    clients = client_cost()
+    print("\nserver targets, the client's CPU per request:")
+    for row in clients:
+        print("  " + (row["note"] if "note" in row else
+                      f"{row['experiment']} {row['system']} {row['phase']}: {_num(row['client_cpu_us_per_op'], '.1f')} us"))
+    harness = {**sampler_cost(), **time_to_first_op()}
     for key, value in harness.items():
         print(f"{key:32} {value:,.3f}")
     out_dir = results_dir() / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     path = out_dir / f"{stamp}-{socket.gethostname().split('.')[0]}.json"
-    path.write_text(json.dumps({"client_cost": rows, "harness": harness, "graph": GRAPH.__dict__,
-                                "seconds": SECONDS}, indent=2))
+    path.write_text(json.dumps({"linkbench_default": headline, "families_smoke": families, "clients": clients,
+                                "harness": harness, "perf": {"available": ok, "why_not": why}}, indent=2))
     print(f"written: {path}")
     return path

@@ -27,6 +27,26 @@ def load_claims(experiment: str) -> pl.DataFrame:
         lambda e: experiment in re.split(r"[|+]", e), return_dtype=pl.Boolean))
 
 
+def cpu_comparability(systems: list[dict], phase: str) -> str | None:
+    """Why CPU or context switches per operation of these systems in this phase are not the
+    engines' figures, if they are not: on the embedded target the runner is the server, and a
+    figure is the engine's only when the engine's code took most of the runner's CPU
+    (metrics/perfshare.py; ENGINE_SHARE_MIN). None when they are comparable."""
+    from ..metrics.perfshare import ENGINE_SHARE_MIN
+    for system in systems:
+        if (system.get("runner") or {}).get("runner") != "native":
+            continue  # a server target: the CPU is the server's own processes'
+        attribution = system.get("cpu_attribution") or {}
+        share = (attribution.get(phase) or {}).get("engine")
+        if share is None:
+            why = attribution.get("unavailable") or (attribution.get(phase) or {}).get("error") or "no perf samples"
+            return f"not comparable: the engine's share of {system['label']}'s CPU was not measured ({why})"
+        if share < ENGINE_SHARE_MIN:
+            return (f"not comparable: the engine's code took {share:.0%} of {system['label']}'s CPU in the {phase} "
+                    f"phase (below {ENGINE_SHARE_MIN:.0%}), so the figure describes the harness as much as the engine")
+    return None
+
+
 def check_expectation(expect: str, ratio: float) -> bool | None:
     """True/False for the expectation forms used in claims.csv; None if the form is unknown."""
     text = expect.strip().lower()

@@ -119,6 +119,23 @@ def _speed(speed: dict | None) -> str:
     return text + f"; {start['probe']}. Compare runs of one host by it: a shared machine's speed drifts."
 
 
+def runner_line(info: dict) -> str:
+    """Which runner ran a system and whose code its CPU went to, per phase (metrics/perfshare.py)."""
+    runner = info.get("runner") or {}
+    text = f"{runner.get('runner', 'python')} runner {runner.get('version', '')}".replace("  ", " ").strip()
+    attribution = info.get("cpu_attribution") or {}
+    if "unavailable" in attribution:
+        return f"{text}; CPU by code: not measured ({attribution['unavailable']})"
+    parts = []
+    for phase, share in attribution.items():
+        if "error" in share:
+            parts.append(f"{phase}: {share['error']}")
+        else:
+            parts.append(f"{phase}: engine {share['engine']:.0%}, runner {share['runner']:.0%}, "
+                         f"libc {share['libc']:.0%}, kernel {share['kernel']:.0%}")
+    return text + ("; CPU by code (perf): " + "; ".join(parts) if parts else "")
+
+
 def provenance(run: RunData) -> str:
     m = run.manifest
     host = m.get("host", {})
@@ -137,8 +154,9 @@ def provenance(run: RunData) -> str:
     ]
     for label, info in (m.get("systems") or {}).items():
         config = ", ".join(f"{k}={v}" for k, v in (info.get("engine_config") or {}).items()
-                           if k not in ("table_config", "connection_config"))
+                           if not k.endswith("_config") and k != "banner")
         rows.append((f"system {label}", f"{info.get('version')}; device {info.get('device')}; {config}"))
+        rows.append((f"runner of {label}", runner_line(info)))
     body = "".join(f"<tr><th class='text'>{html.escape(k)}</th><td class='text'>{html.escape(str(v))}</td></tr>" for k, v in rows)
     return STYLE + f"<table class='eb-table'><caption>Provenance</caption>{body}</table>"
 

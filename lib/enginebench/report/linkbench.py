@@ -7,7 +7,7 @@ import re
 import polars as pl
 
 from ..paths import reference_dir
-from .claims import Measured, evaluate, load_claims
+from .claims import Measured, cpu_comparability, evaluate, load_claims
 from .rundata import RunData, latest_run, load_run, merged_latency, phase_summary
 
 MB = 1 << 20
@@ -175,6 +175,10 @@ def resolver(run: RunData):
                                       + ", ".join(f"{s['label']} ({s['role']}, {s.get('status')})" for s in run.systems))
         va, vb = _value(run, a["label"], phase, metric, op), _value(run, b["label"], phase, metric, op)
         detail = f"{a['label']}={_short(va, metric)} / {b['label']}={_short(vb, metric)}"
+        if metric in ("cpu_per_op", "cs_per_op"):
+            not_comparable = cpu_comparability([a, b], phase)
+            if not_comparable:
+                return Measured(None, detail, not_comparable)
         if va is None or vb is None:
             return Measured(None, detail, f"{metric} was not measured for {a['label'] if va is None else b['label']}")
         if vb == 0:
