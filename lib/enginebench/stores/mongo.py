@@ -40,12 +40,17 @@ class MongoStore(Store):
         if self.server_version == (0, 0):
             self.server_version = tuple(int(x) for x in self._build["version"].split(".")[:2])
         try:
-            self.engine = self.client.admin.command("serverStatus").get("storageEngine", {}).get("name", "unknown")
-        except PyMongoError:
-            self.engine = "unknown"
+            status = self.client.admin.command("serverStatus")
+        except PyMongoError as exc:  # e.g. a user without clusterMonitor: every section is then missing
+            status = {"process": f"unknown (serverStatus refused: {exc})"}
+        self.engine = (status.get("storageEngine") or {}).get("name", "unknown")
         needed = (4, 2) if self.mongos else (4, 0)
         self.atomic = (self.replica_set and self.server_version >= needed
                        and (self.engine in TRANSACTION_ENGINES or self.mongos))
+        # What this server lacks is named in the report (mongod/capabilities.py), never skipped over.
+        from ..mongod.capabilities import probe
+        self.capabilities = probe(self.client, self.db, hello, status)
+        self.gaps = self.capabilities.gaps(self.atomic)
         # StaleWatch objects the runner attaches (replication lag per secondary, per interval).
         self.watches: list = []
 
@@ -102,7 +107,9 @@ class MongoStore(Store):
     def create_collection(self, name: str, capped_bytes: int | None = None) -> None:
         if name in self.db.list_collection_names():
             return
-        opts = {"capped": True, "size": capped_bytes} if capped_bytes else {}
+        # A server without capped collections gets an ordinary one; the gap is in self.gaps.
+        capped = capped_bytes and self.capabilities.capped
+        opts = {"capped": True, "size": capped_bytes} if capped else {}
         self.db.create_collection(name, **opts)
 
     def create_index(self, collection: str, spec: IndexSpec) -> None:
@@ -210,6 +217,8 @@ class MongoStore(Store):
         return StoreInfo(engine=self.engine, version=self._build["version"],
                          config={"gitVersion": self._build.get("gitVersion"), "replica_set": self.replica_set,
                                  "mongos": self.mongos, "transactions": self.atomic,
+                                 "write_concern": self.client.write_concern.document or {"w": "server default"},
+                                 "server_process": self.capabilities.process, "gaps": self.gaps,
                                  "pymongo": pymongo.version, **flavour})
 
     def stats(self) -> dict:
