@@ -248,7 +248,8 @@ class MongoStore(Store):
 
 
 def _hello(client) -> dict:
-    """`hello` arrived in 4.4.2/5.0; isMaster is what older servers (and TokuMX) answer."""
+    """`hello` exists from 3.6.21, 4.0.21, 4.2.10 and 4.4.2 on; older servers (the posts' 3.0.7 and
+    3.2.0, TokuMX) refuse it as an unknown command and answer isMaster."""
     try:
         return client.admin.command("hello")
     except OperationFailure:
