@@ -155,7 +155,7 @@ def _tail(collection, query: dict, sink: list, stop: threading.Event, errors: li
     try:
         while not stop.is_set():
             resume = dict(query) if last_ts is None else {**query, "ts": {"$gt": last_ts}}
-            cursor = collection.find(resume, cursor_type=pymongo.CursorType.TAILABLE_AWAIT, max_await_time_ms=500)
+            cursor = collection.find(resume, cursor_type=pymongo.CursorType.TAILABLE_AWAIT).max_await_time_ms(500)
             while cursor.alive and not stop.is_set():
                 for doc in cursor:
                     sink.append(doc)

@@ -67,9 +67,10 @@ def _error(exc: Exception) -> str:
     return str(getattr(exc, "details", None) and exc.details.get("errmsg") or exc)
 
 
-def probe(client, db, hello: dict, status: dict) -> Capabilities:
+def probe(client, db, hello: dict, status: dict, engine_status: dict | None = None) -> Capabilities:
     """Probe the server behind a pymongo client; `db` is the store's database, `hello` its
-    handshake and `status` one serverStatus reply."""
+    handshake, `status` one serverStatus reply and `engine_status` the serverStatus the engine
+    counters come from (a shard primary's behind mongos; else `status`)."""
     from pymongo.errors import OperationFailure, PyMongoError
 
     notes: dict[str, str] = {}
@@ -97,4 +98,4 @@ def probe(client, db, hello: dict, status: dict) -> Capabilities:
     finally:
         db.drop_collection(PROBE + "_capped")
     return Capabilities(process=status.get("process"), profiler=profiler, oplog=oplog, hints=hints, capped=capped,
-                        missing_stats=missing_counters(status) if not mongos else [], notes=notes)
+                        missing_stats=missing_counters(engine_status or status), notes=notes)

@@ -47,12 +47,24 @@ class MongoStore(Store):
         needed = (4, 2) if self.mongos else (4, 0)
         self.atomic = (self.replica_set and self.server_version >= needed
                        and (self.engine in TRANSACTION_ENGINES or self.mongos))
+        # mongos has no engine section: engine counters come from the shards' primaries.
+        self._shard_clients = self._open_shards() if self.mongos else []
         # What this server lacks is named in the report (mongod/capabilities.py), never skipped over.
         from ..mongod.capabilities import probe
-        self.capabilities = probe(self.client, self.db, hello, status)
+        engine_status = self._shard_statuses()[0] if self._shard_clients else status
+        self.capabilities = probe(self.client, self.db, hello, status, engine_status)
         self.gaps = self.capabilities.gaps(self.atomic)
         # StaleWatch objects the runner attaches (replication lag per secondary, per interval).
         self.watches: list = []
+
+    # -- sharded clusters -------------------------------------------------------------------
+    def _open_shards(self) -> list:
+        from ..mongod.sharding import shard_uris
+        uris = shard_uris(self.client.admin.command("listShards"))
+        return [pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000) for uri in uris.values()]
+
+    def _shard_statuses(self) -> list[dict]:
+        return [c.admin.command("serverStatus") for c in self._shard_clients]
 
     # -- helpers --------------------------------------------------------------------------
     def _session(self):
@@ -111,6 +123,9 @@ class MongoStore(Store):
         capped = capped_bytes and self.capabilities.capped
         opts = {"capped": True, "size": capped_bytes} if capped else {}
         self.db.create_collection(name, **opts)
+        if self.mongos and not capped:  # data spreads over the shards only once sharded
+            from ..mongod.sharding import shard_collection
+            shard_collection(self.client, self.database, name)
 
     def create_index(self, collection: str, spec: IndexSpec) -> None:
         self.db[collection].create_index(list(spec.fields), name=spec.name, unique=spec.unique)
@@ -225,6 +240,9 @@ class MongoStore(Store):
         from ..mongod.serverstats import flatten_server_status
         try:
             out = flatten_server_status(self.client.admin.command("serverStatus"))
+            if self._shard_clients:
+                from ..mongod.sharding import sum_shard_counters
+                out = sum_shard_counters(out, [flatten_server_status(s) for s in self._shard_statuses()])
         except PyMongoError:
             out = {}
         for watch in self.watches:
@@ -244,6 +262,8 @@ class MongoStore(Store):
             pass  # e.g. inMemory has nothing to flush
 
     def close(self) -> None:
+        for client in self._shard_clients:
+            client.close()
         self.client.close()
 
 
