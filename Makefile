@@ -24,11 +24,18 @@ SETUP_INPUTS := lib/pyproject.toml tools/build_wiredtiger.sh tools/setup.sh tool
 DEBIAN_PACKAGES := libsnappy-dev libzstd-dev librocksdb-dev liblmdb-dev libwiredtiger-dev libgoogle-perftools-dev \
                    linux-perf chromium
 
-.PHONY: setup native setup-legacy experiment test reports compare bench clean notebooks help
+# The legacy client environment (pymongo 3.x) and the stand-in wire-protocol server the TARGET=uri
+# tests run against (tools/standin); both are built by `make test`.
+LEGACY_DIR := $(CURDIR)/.venv-legacy
+LEGACY_STAMP := $(LEGACY_DIR)/.enginebench-setup
+STANDIN_JAR := tools/standin/target/enginebench-standin.jar
+STANDIN_INPUTS := tools/build_standin.sh tools/standin/pom.xml $(shell find tools/standin/src -type f 2>/dev/null)
+
+.PHONY: setup native setup-legacy standin experiment test test-uri reports compare bench clean notebooks help
 
 help:
 	@echo "make experiment EXP=<name> [SCALE=smoke|default|paper] [TARGET=auto|embedded|mongod|uri] [REPEAT=n]"
-	@echo "make test | reports | compare A=<run> B=<run> | bench | clean | setup"
+	@echo "make test | test-uri | reports | compare A=<run> B=<run> | bench | clean | setup | setup-legacy | standin"
 	@echo "experiments: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')"
 
 setup: $(STAMP)
@@ -42,19 +49,33 @@ native: $(STAMP)
 	@bash tools/build_native.sh
 
 # The client environment for MongoDB 3.0-4.2 servers (pymongo 3.x); see README "The mongod target".
-setup-legacy: $(STAMP)
-	@bash tools/setup_legacy.sh "$(CURDIR)/.venv-legacy"
+setup-legacy: $(LEGACY_STAMP)
+
+$(LEGACY_STAMP): $(STAMP) tools/setup_legacy.sh lib/pyproject.toml
+	@bash tools/setup_legacy.sh "$(LEGACY_DIR)"
+	@touch $(LEGACY_STAMP)
+
+# The stand-in server for TARGET=uri tests: Java 17 and Maven (Debian packages), then Maven Central.
+standin: $(STANDIN_JAR)
+
+$(STANDIN_JAR): $(STANDIN_INPUTS)
+	@bash tools/build_standin.sh >/dev/null
 
 experiment: native
 	@if [ -z "$(EXP)" ]; then echo "make experiment: EXP= is required; one of: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')" >&2; exit 2; fi
 	$(PY) -m enginebench experiment "$(EXP)" --scale "$(SCALE)" --target "$(TARGET)" --repeat "$(REPEAT)" $(if $(RUN),--run-dir "$(RUN)")
 
-test: native
+# lib/tests includes one experiment of each family on the stand-in through TARGET=uri.
+test: native $(LEGACY_STAMP) $(STANDIN_JAR)
 	CARGO_TARGET_DIR=$(CURDIR)/.build/native EB_WIREDTIGER_BUILD=$(CURDIR)/.build/wiredtiger/out \
 	    cargo test --release --quiet --manifest-path lib/native/Cargo.toml
 	$(PY) -m pytest -q lib/tests
 	$(PY) -m pytest -q --nbval-lax --nbval-current-env --nbval-cell-timeout=600 \
 	    --nbval-sanitize-with tools/nbval-sanitize.cfg notebooks/
+
+# All ten experiments at smoke scale on the stand-in through TARGET=uri.
+test-uri: $(STAMP) $(LEGACY_STAMP) $(STANDIN_JAR)
+	ENGINEBENCH_URI_EXPERIMENTS=all $(PY) -m pytest -q lib/tests/test_uri_standin.py
 
 reports: $(STAMP)
 	$(PY) -m enginebench reports

@@ -8,8 +8,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ENV_DIR=${1:-.venv-legacy}
 PYMONGO=${LEGACY_PYMONGO:-"pymongo>=3.12,<4"}
-# What enginebench.runner.child imports (workloads, stores, recorder), nothing for reports.
-RUNNER_PACKAGES=("hdrhistogram>=0.10" "numpy>=1.26" "psutil>=5.9" "pydantic>=2.6" "pyyaml>=6" "tqdm>=4.66")
+# What enginebench.runner.child imports (workloads, stores, recorder; polars for the flashback
+# workload's scans table), nothing for reports.
+RUNNER_PACKAGES=("hdrhistogram>=0.10" "numpy>=1.26" "polars>=1.0" "psutil>=5.9" "pydantic>=2.6" "pyyaml>=6" "tqdm>=4.66")
 
 if [ ! -x "$ENV_DIR/bin/python" ]; then
   python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
@@ -25,6 +26,7 @@ echo "setup-legacy: installing $PYMONGO and the runner's packages"
 "$PY" - <<'PYCHECK'
 import pymongo
 import enginebench.runner.child  # the runner imports cleanly here
+import enginebench.flashback.workload  # and so does every workload
 from pymongo import common
 print(f"setup-legacy: pymongo {pymongo.version} (wire versions {common.MIN_SUPPORTED_WIRE_VERSION}-"
       f"{common.MAX_SUPPORTED_WIRE_VERSION}) in {__import__('sys').prefix}")

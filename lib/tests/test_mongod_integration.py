@@ -95,9 +95,14 @@ def test_linkbench_counts_in_transactions_on_a_replica_set(tmp_path):
 
 
 def test_stale_secondary_is_detected_not_crashed(tmp_path):
-    """A 2-member replica set on a tiny oplog; the secondary is paused while the primary writes
-    several oplogs' worth, then resumed: it must be reported too stale (RS102), as a finding."""
+    """A 3-member replica set on a tiny oplog, without chaining; one secondary is paused while the
+    primary writes several oplogs' worth with w:1, then resumed: it must be reported too stale, as
+    a finding. Three members and w:1 because from 5.0 the default write concern is majority (with
+    two members and one paused, every insert would wait for ever) and on 4.0-4.4 the oplog grows
+    past its size to keep the majority commit point; the other secondary keeps the majority.
+    Every wait here is bounded."""
     import pymongo
+    from pymongo.write_concern import WriteConcern
 
     from enginebench.mongod.binary import identify
     from enginebench.mongod.launch import Deployment
@@ -109,19 +114,30 @@ def test_stale_secondary_is_detected_not_crashed(tmp_path):
     info = identify(mongod_binary())
     if wire_version(info) < modern_min_wire():
         pytest.skip(f"{info.version}: this test drives the primary with this environment's pymongo")
-    spec = {"engine": info.default_engine, "topology": "replset", "members": 2, "oplog_size_mb": 1}
+    spec = {"engine": info.default_engine, "topology": "replset", "members": 3, "oplog_size_mb": 1}
     plan = plan_deployment("stale", spec, info, engine_settings("stale", spec, info), tmp_path / "data",
                            tmp_path / "logs")
     deployment = Deployment(plan).start()
+    client = pymongo.MongoClient(plan.uri, serverSelectionTimeoutMS=30_000, socketTimeoutMS=60_000)
     try:
-        client = pymongo.MongoClient(plan.uri)
-        client.admin.command("ping")
-        secondary = psutil.Process(deployment.procs["rs0-1"].pid)
+        admin = client.admin
+        config = admin.command("replSetGetConfig")["config"]
+        config.setdefault("settings", {})["chainingAllowed"] = False
+        config["version"] += 1
+        admin.command("replSetReconfig", config)
+        primary = client.primary
+        victim = next(p for p in plan.processes if p.address != f"{primary[0]}:{primary[1]}")
+        secondary = psutil.Process(deployment.procs[victim.name].pid)
         secondary.suspend()
-        payload = "x" * 100_000
-        for i in range(400):  # ~40 MB through a 1 MB (or minimum-size) oplog
-            client.eb.stale.insert_one({"_id": i, "p": payload})
-        secondary.resume()
+        try:
+            payload = "x" * 100_000
+            stale = client.eb.get_collection("stale", write_concern=WriteConcern(w=1, wtimeout=30_000))
+            deadline = time.time() + 300
+            for i in range(400):  # ~40 MB through a 1 MB (or minimum-size) oplog
+                assert time.time() < deadline, f"only {i} inserts within 300 s"
+                stale.insert_one({"_id": i, "p": payload})
+        finally:
+            secondary.resume()
         found = []
         watch = StaleWatch(client, 0.5, found.append)
         deadline = time.time() + 120
@@ -129,9 +145,9 @@ def test_stale_secondary_is_detected_not_crashed(tmp_path):
             watch.check()
             time.sleep(0.5)
         assert found and found[0]["event"] == "stale_secondary", watch.lag
-        assert found[0]["members"][0]["member"].endswith(str(plan.processes[1].port))
-        client.close()
+        assert found[0]["members"][0]["member"].endswith(str(victim.port))
     finally:
+        client.close()
         deployment.stop()
     assert not deployment.leftovers()
 

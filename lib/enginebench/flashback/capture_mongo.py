@@ -145,16 +145,26 @@ def set_profiling(client, databases: list[str], profile_mb: int = 16) -> None:
         db.command("profile", 2)
 
 
-def _tail(collection, query: dict, sink: list, stop: threading.Event, errors: list) -> None:
+def _tail(collection, query: dict, sink: list, stop: threading.Event, errors: list, *, retry_s: float = 0.2) -> None:
+    """Tail a capped collection until `stop`. mongod answers a tailable find on an empty capped
+    collection (a freshly recreated system.profile) with cursor id 0, a dead cursor
+    (SERVER-13955), and a tailable cursor also dies when its position is overwritten; so the
+    cursor is re-opened until stopped, resuming after the last `ts` seen."""
     import pymongo
+    last_ts = None
     try:
-        cursor = collection.find(query, cursor_type=pymongo.CursorType.TAILABLE_AWAIT, max_await_time_ms=500)
-        while cursor.alive and not stop.is_set():
-            for doc in cursor:
-                sink.append(doc)
-                if stop.is_set():
-                    break
-    except Exception as exc:  # a dead tailing cursor: the capped collection was probably too small
+        while not stop.is_set():
+            resume = dict(query) if last_ts is None else {**query, "ts": {"$gt": last_ts}}
+            cursor = collection.find(resume, cursor_type=pymongo.CursorType.TAILABLE_AWAIT).max_await_time_ms(500)
+            while cursor.alive and not stop.is_set():
+                for doc in cursor:
+                    sink.append(doc)
+                    last_ts = doc.get("ts", last_ts)
+                    if stop.is_set():
+                        break
+            cursor.close()
+            stop.wait(retry_s)  # a dead cursor on an empty collection: ask again shortly
+    except Exception as exc:  # a failing tail (not an empty one): the capped collection was probably too small
         errors.append(f"{collection.full_name}: {type(exc).__name__}: {exc} (is the capped collection too small?)")
 
 
@@ -169,7 +179,8 @@ def capture(client, databases: list[str], duration_s: float, path, *, profile_mb
     entries: list = []
     threads = [threading.Thread(target=_tail, args=(client[name]["system.profile"], {"ts": {"$gte": start}},
                                                     profiles[name], stop, errors), daemon=True) for name in databases]
-    is_replica_set = "setName" in client.admin.command("hello")
+    from ..stores.mongo import _hello
+    is_replica_set = "setName" in _hello(client)   # hello only from 4.4.2/5.0; isMaster before
     if oplog and is_replica_set:
         query = {"ts": {"$gte": Timestamp(int(start.timestamp()), 0)}, "op": "i",
                  "ns": {"$regex": "^(" + "|".join(databases) + r")\."}}

@@ -7,6 +7,12 @@ count with its query, findAndModify with sort/upsert/new/remove/fields, and any 
 getMore continues the cursor its replayed find opened (the capture's cursor id is mapped to the
 replayed one); a find whose cursor is exhausted leaves nothing to continue, and that getMore is
 counted as an error, not faked. Store-level captures replay through MongoStore's Store calls.
+
+A find and its getMores share one explicit session: with implicit sessions, each command gets
+whichever session the pool hands out, and with several workers a getMore can land in another
+session than its find, which mongod (3.6+) refuses: error 50738 "Cannot run getMore on cursor
+..., which was created in session ..., in session ..." (src/mongo/db/commands/getmore_cmd.cpp).
+The session ends with its cursor. Servers without sessions (before 3.6) need none.
 """
 from __future__ import annotations
 
@@ -17,19 +23,34 @@ from .execute_store import NotReplayable, prepare as prepare_store
 
 
 class CursorMap:
-    """Captured cursor id -> the id the replayed find got back (shared by all workers)."""
+    """Captured cursor id -> (the id the replayed find got back, its session), shared by all workers."""
 
     def __init__(self):
-        self._ids: dict[int, int] = {}
+        self._ids: dict[int, tuple[int, object]] = {}
         self._lock = threading.Lock()
 
-    def put(self, original: int, replayed: int) -> None:
+    def put(self, original: int, replayed: int, session=None) -> None:
         with self._lock:
-            self._ids[original] = replayed
+            self._ids[original] = (replayed, session)
 
-    def get(self, original: int) -> int | None:
+    def get(self, original: int) -> tuple[int, object] | None:
         with self._lock:
             return self._ids.get(original)
+
+    def drop(self, original: int) -> None:
+        with self._lock:
+            entry = self._ids.pop(original, None)
+        if entry is not None and entry[1] is not None:
+            entry[1].end_session()
+
+
+def _start_session(client):
+    """An explicit session, or None where the deployment has none (before 3.6)."""
+    from pymongo.errors import ConfigurationError
+    try:
+        return client.start_session()
+    except ConfigurationError:
+        return None
 
 
 def prepare_command(record: dict, client, cursors: CursorMap) -> Callable:
@@ -41,21 +62,31 @@ def prepare_command(record: dict, client, cursors: CursorMap) -> Callable:
         original = int(command.get("getMore") or 0)
 
         def get_more(_store) -> int:
-            replayed = cursors.get(original)
-            if replayed is None:
+            entry = cursors.get(original)
+            if entry is None:
                 raise RuntimeError(f"cursor {original}: its find was not replayed or returned everything at once")
-            command["getMore"] = replayed
-            reply = client[database].command(command)
+            replayed, session = entry
+            reply = client[database].command({**command, "getMore": replayed}, session=session)
+            if not reply["cursor"].get("id"):
+                cursors.drop(original)   # exhausted: its session ends with it
             return len(reply["cursor"]["nextBatch"])
         return get_more
     if op == "query":
         original = record.get("cursor_id")
 
         def find(_store) -> int:
-            reply = client[database].command(command)
+            session = _start_session(client) if original else None
+            try:
+                reply = client[database].command(command, session=session)
+            except BaseException:
+                if session is not None:
+                    session.end_session()
+                raise
             cursor = reply["cursor"]
             if original and cursor.get("id"):
-                cursors.put(original, cursor["id"])
+                cursors.put(original, cursor["id"], session)
+            elif session is not None:
+                session.end_session()
             return len(cursor["firstBatch"])
         return find
 

@@ -58,12 +58,18 @@ def version_tuple(text: str) -> tuple[int, int, int]:
 
 # -- parsing (unit-tested on recorded texts) -------------------------------------------------------
 def parse_version(text: str) -> dict:
-    """Fields of `mongod --version`: 2.x/3.x print `git version:` lines, 4.4+ a Build Info JSON."""
+    """Fields of `mongod --version`: 2.x/3.x print `git version:` lines, 4.4+ a Build Info JSON.
+
+    TokuMX 2.0.1 prints no `db version` line: its first line is `TokuMX mongod server
+    v2.0.1-mongodb-2.4.10, using TokuKV rev ...` (Tokutek/mongo at tokumx-2.0.1,
+    src/mongo/util/version.cpp mongodVersion(), printed by db.cpp for --version). MongoDB 2.4 and
+    TokuMX print `git version:` through log(), which prefixes a ctime timestamp with milliseconds
+    (util/log.cpp, time_support.cpp curTimeString: "Thu Aug 22 12:20:26.441 git version: ...")."""
     out: dict = {"version": None, "git_version": None, "modules": (), "tokumx_version": None, "percona": False}
     match = re.search(r"^db version v(\S+)", text, re.M)
     if match:
         out["version"] = match[1]
-    match = re.search(r"^git version: (\S+)", text, re.M)
+    match = re.search(r"^(?:\w{3} \w{3} +\d+ [\d:.]+ )?(?:\[\w+\] )?git version: (\S+)", text, re.M)
     if match:
         out["git_version"] = match[1]
     match = re.search(r"^modules: (.+)$", text, re.M)
@@ -79,13 +85,15 @@ def parse_version(text: str) -> dict:
             out["percona"] = "psmdbVersion" in info
         except ValueError:
             pass  # a build whose JSON we cannot read still has its first line
-    match = re.search(r"tokumx\S* (?:mongod )?server v(\d+\.\d+\.\d+)", text, re.I)
+    match = re.search(r"tokumx\S* (?:mongod )?server v(\d+\.\d+\.\d+)(?:-mongodb-(\d+\.\d+\.\d+))?", text, re.I)
     if match:
         out["tokumx_version"] = match[1]
+        # The MongoDB release it is based on stands for its version (wire protocol, options).
+        out["version"] = out["version"] or match[2]
     if re.search(r"percona", text, re.I):
         out["percona"] = True
     if out["version"] is None:
-        raise BinaryError("no `db version` line in the output of --version: "
+        raise BinaryError("no `db version` line (nor TokuMX's `mongod server v...`) in the output of --version: "
                           + (text.strip().splitlines() or ["(empty)"])[0])
     return out
 
@@ -207,3 +215,22 @@ def find_mongos(mongod: str, configured: str | None = None, *, where: str = "") 
             return candidate
     raise BinaryError(f"{where}topology sharded needs mongos: set mongod.mongos in the params or MONGOS, or put "
                       f"mongos beside {mongod} or on PATH")
+
+
+def parse_mongos_version(text: str) -> str:
+    """The version `mongos --version` prints: "mongos version v<version>" (mongod's
+    src/mongo/util/version.cpp mongosVersion(), beside mongodVersion()'s "db version v")."""
+    match = re.search(r"^mongos version v(\S+)", text, re.M)
+    if not match:
+        raise BinaryError("not a mongos: no `mongos version` line in its --version: "
+                          + (text.strip().splitlines() or ["(empty)"])[0])
+    return match[1]
+
+
+def identify_mongos(path: str, mongod: BinaryInfo, *, where: str = "") -> str:
+    """Check that `path` is a mongos of the mongod's release line (major.minor); its version."""
+    version = parse_mongos_version(_run(path, "--version"))
+    if version_tuple(version)[:2] != mongod.version_tuple[:2]:
+        raise BinaryError(f"{where}mongod.mongos: {path} is mongos {version}, but the shards run {mongod.flavour} "
+                          f"{mongod.version}; allowed: a mongos of the same release ({'.'.join(map(str, mongod.version_tuple[:2]))}.x)")
+    return version

@@ -22,10 +22,17 @@ from pathlib import Path
 import psutil
 
 from . import wire
-from .topology import HOST, DeploymentPlan, ProcessPlan
+from .options import Setting
+from .topology import HOST, DeploymentPlan, ProcessPlan, free_ports
 
 READY_TIMEOUT_S = 180     # a large dbpath's recovery or journal preallocation on old versions
 PRIMARY_TIMEOUT_S = 120
+PORT_RETRIES = 3
+# A server that could not bind its port: mongod exits with EXIT_NET_ERROR (48) after logging
+# "listen(): bind() failed errno:98 Address already in use for socket: ..." (2.x-4.2,
+# src/mongo/util/net/listen.cpp; 4.4+ logs the same strerror text in its structured log).
+EXIT_NET_ERROR = 48
+ADDRESS_IN_USE = "Address already in use"
 SHUTDOWN_GRACE_S = 60
 TERM_GRACE_S = 30
 
@@ -63,6 +70,21 @@ def _log_tail(path: Path, lines: int = 15) -> str:
         return "(no log)"
 
 
+def wait_for_primary(name: str, members: list[str], timeout_s: float) -> str:
+    """The address of the member that says it is primary (isMaster.ismaster), within timeout_s."""
+    deadline = time.time() + timeout_s
+    while time.time() < deadline:
+        for member in members:
+            host, port = member.rsplit(":", 1)
+            try:
+                if wire.command(host, int(port), {"isMaster": 1}, check=False, timeout_s=5).get("ismaster"):
+                    return member
+            except (OSError, ConnectionError):
+                continue   # a member restarting its networking during the election
+        time.sleep(0.25)
+    raise LaunchError(f"replica set {name} elected no primary within {timeout_s} s")
+
+
 class Deployment:
     def __init__(self, plan: DeploymentPlan, preexec=None):
         self.plan = plan
@@ -89,11 +111,36 @@ class Deployment:
                                               stderr=stderr, preexec_fn=preexec, start_new_session=True)
         self.events.append({"event": "started", "process": p.name, "pid": self.procs[p.name].pid, "t": time.time()})
 
-    def _wait_ready(self, p: ProcessPlan) -> None:
+    def _address_in_use(self, p: ProcessPlan) -> bool:
+        proc = self.procs[p.name]
+        return proc.returncode == EXIT_NET_ERROR or any(
+            ADDRESS_IN_USE in _log_tail(path, 40) for path in (p.logpath, p.logpath.with_suffix(".stderr")))
+
+    def _respawn_on_a_fresh_port(self, p: ProcessPlan) -> None:
+        """Ports were free when planned, not when bound (mongos binds last): take a new one,
+        everywhere the plan names the old address, and start again."""
+        old = p.address
+        new_port = free_ports(1)[0]
+        p.settings[:] = [Setting(s.cli, new_port, s.yaml, s.ini, s.yaml_value) if s.cli == "port" else s
+                         for s in p.settings]
+        p.port = new_port
+        for members in self.plan.replsets.values():
+            members[:] = [p.address if m == old else m for m in members]
+        for q in self.plan.processes:   # mongos's --configdb names the config servers
+            q.settings[:] = [Setting(s.cli, s.value.replace(old, p.address), s.yaml, s.ini, s.yaml_value)
+                             if s.cli == "configdb" else s for s in q.settings]
+        self.events.append({"event": "port_in_use", "process": p.name, "old": old, "new": p.address,
+                            "t": time.time()})
+        self._spawn(p)
+
+    def _wait_ready(self, p: ProcessPlan, retries: int = PORT_RETRIES) -> None:
         deadline = time.time() + READY_TIMEOUT_S
         proc = self.procs[p.name]
         while True:
             if proc.poll() is not None:
+                if retries > 0 and self._address_in_use(p):
+                    self._respawn_on_a_fresh_port(p)
+                    return self._wait_ready(p, retries - 1)
                 raise LaunchError(f"{p.name} ({' '.join(p.argv)}) exited with code {proc.returncode}; its log "
                                   f"{p.logpath} ends:\n{_log_tail(p.logpath)}")
             try:
@@ -105,19 +152,19 @@ class Deployment:
                                       f"{READY_TIMEOUT_S} s; its log {p.logpath} ends:\n{_log_tail(p.logpath)}")
                 time.sleep(0.2)
 
-    def _initiate(self, name: str, members: list[str]) -> None:
+    def _initiate(self, name: str, members: list[str]) -> str:
+        """Initiate through the first member and wait for a primary: under protocol version 1
+        (3.2+) any member may win the election, so every member is asked. Returns its address."""
         host, port = members[0].split(":")
         config = {"_id": name, "members": [{"_id": i, "host": m} for i, m in enumerate(members)]}
         if name == "cfg":
             config["configsvr"] = True
         wire.command(host, int(port), {"replSetInitiate": config}, timeout_s=60)
-        deadline = time.time() + PRIMARY_TIMEOUT_S
-        while time.time() < deadline:
-            hello = wire.command(host, int(port), {"isMaster": 1}, check=False)
-            if hello.get("ismaster"):
-                return
-            time.sleep(0.25)
-        raise LaunchError(f"replica set {name} elected no primary within {PRIMARY_TIMEOUT_S} s")
+        return wait_for_primary(name, members, PRIMARY_TIMEOUT_S)
+
+    def _spawn_and_wait(self, p: ProcessPlan) -> None:
+        self._spawn(p)
+        self._wait_ready(p)
 
     def start(self) -> "Deployment":
         try:
@@ -131,8 +178,7 @@ class Deployment:
                 self._initiate(name, members)
             mongos = [p for p in self.plan.processes if p.role == "mongos"]
             for p in mongos:
-                self._spawn(p)
-                self._wait_ready(p)
+                self._spawn_and_wait(p)
                 for shard in self.plan.shards:
                     wire.command(HOST, p.port, {"addShard": f"{shard}/{','.join(self.plan.replsets[shard])}"},
                                  timeout_s=60)

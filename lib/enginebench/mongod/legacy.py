@@ -7,7 +7,9 @@ the server's version before anything starts, and the manifest records it.
 """
 from __future__ import annotations
 
+import functools
 import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -46,16 +48,53 @@ def legacy_python() -> Path:
     return Path(env) if env else repo_root() / ".venv-legacy" / "bin" / "python"
 
 
+class NoClient(LegacyError):
+    """No client environment here speaks this server's wire version."""
+
+
+@functools.lru_cache(maxsize=None)
+def wire_range(python: str) -> tuple[int, int]:
+    """(min, max) wire versions the pymongo of an interpreter supports, asked of it."""
+    code = "from pymongo import common; print(common.MIN_SUPPORTED_WIRE_VERSION, common.MAX_SUPPORTED_WIRE_VERSION)"
+    try:
+        done = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise LegacyError(f"{python}: cannot ask its pymongo for its wire versions: {exc}") from exc
+    if done.returncode != 0:
+        raise LegacyError(f"{python}: its pymongo does not import: {done.stderr.strip().splitlines()[-1:]}; "
+                          "run `make setup-legacy`")
+    low, high = done.stdout.split()
+    return int(low), int(high)
+
+
+def check_client(wire: int, what: str) -> None:
+    """Raise NoClient when neither this environment nor the legacy one speaks `wire`."""
+    if wire < 2:
+        raise NoClient(f"{what} announces no wire version (maxWireVersion {wire}), as MongoDB 2.4 and TokuMX 2.x do; "
+                       "no installable client speaks to it: pymongo 3.6+ needs wire version 2, and pymongo 3.5.1 does "
+                       "not import on Python 3.10+ (collections.MutableMapping)")
+
+
 def runner_python(info: BinaryInfo, label: str) -> dict:
     """{'python': interpreter, 'client': 'pymongo 4' | 'legacy', 'wire_version': n}; raises when
     the server needs the legacy environment and it has not been made."""
     wire = wire_version(info)
+    return client_for(wire, f"system {label}: {info.flavour} {info.version}")
+
+
+def client_for(wire: int, what: str) -> dict:
+    """The client environment for a server announcing `wire`, checked against each environment's
+    pymongo range: this one's, then the legacy one's (asked of it)."""
+    check_client(wire, what)
     if wire >= modern_min_wire():
         return {"python": sys.executable, "client": "current", "wire_version": wire}
     python = legacy_python()
     if not (python.is_file() and os.access(python, os.X_OK)):
-        raise LegacyError(f"system {label}: {info.flavour} {info.version} speaks wire version {wire}, older than "
-                          f"this environment's pymongo supports (>= {modern_min_wire()}); its client workers "
-                          f"run in the legacy environment, which is missing: run `make setup-legacy` "
-                          f"(creates {python})")
+        raise LegacyError(f"{what} speaks wire version {wire}, older than this environment's pymongo supports "
+                          f"(>= {modern_min_wire()}); its client workers run in the legacy environment, which is "
+                          f"missing: run `make setup-legacy` (creates {python})")
+    low, high = wire_range(str(python))
+    if not low <= wire <= high:
+        raise NoClient(f"{what} speaks wire version {wire}; the legacy environment's pymongo ({python}) speaks "
+                       f"{low}-{high}, this environment's {modern_min_wire()} and up")
     return {"python": str(python), "client": "legacy", "wire_version": wire}

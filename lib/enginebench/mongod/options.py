@@ -293,7 +293,7 @@ def _tokumx(ctx: _Ctx, replset: bool) -> list[Setting]:
 BUILDERS = {"wiredTiger": _wiredtiger, "inMemory": _inmemory, "mmapv1": _mmapv1, "rocksdb": _rocksdb,
             "tokuft": _tokuft, "tokumx": _tokumx}
 GENERAL_KEYS = {"engine", "binary", "mongos", "topology", "members", "shards", "config_members", "oplog_size_mb",
-                "on_stale_secondary", "lag_sample_s", "set_parameters", "extra_options"}
+                "on_stale_secondary", "lag_sample_s", "write_concern", "set_parameters", "extra_options"}
 ENGINE_KEYS = {
     "wiredTiger": {"cache_size_mb", "journal", "journal_compressor", "block_compressor", "index_prefix_compression",
                    "table_type", "syncdelay_s"},

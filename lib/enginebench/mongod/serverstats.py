@@ -3,14 +3,40 @@
 serverStatus per interval: opcounters, WiredTiger cache traffic, eviction and checkpoints,
 RocksDB's and TokuMX's sections where the build has them. Each value is cumulative as the server
 reports it; the tables difference them per interval. dbStats and collStats after each phase.
+
+WiredTiger renames and moves statistics between releases (its dist/stat_data.py, which
+serverStatus.wiredTiger mirrors: a statistic's class prefix is its section, its description the
+key). Each counter we keep has one name here, the spelling of the posts' 3.x servers, and lists
+every later spelling; a counter a server reports under none of them is named by
+`missing_counters`, so that the report says it is missing instead of showing nothing.
 """
 from __future__ import annotations
 
-WT_CACHE = ("bytes read into cache", "bytes written from cache", "bytes currently in the cache",
-            "maximum bytes configured", "pages evicted by application threads", "unmodified pages evicted",
-            "modified pages evicted", "pages read into cache", "pages written from cache")
-WT_TXN = ("transaction checkpoints", "transaction checkpoint total time (msecs)",
-          "transaction checkpoint most recent time (msecs)", "transaction checkpoint max time (msecs)")
+# Our key -> the (section, statistic) spellings, oldest first. Sources, WiredTiger's
+# dist/stat_data.py at these tags:
+#   mongodb-3.0.0 .. mongodb-7.0.0  TxnStat 'transaction checkpoints' and 'transaction checkpoint
+#                                   {total,most recent,max} time (msecs)' (section transaction)
+#   mongodb-7.1.0, mongodb-7.2.0    CheckpointStat 'number of checkpoints started', '{total,most
+#                                   recent,max} time (msecs)' (section checkpoint; WT-11171)
+#   mongodb-7.3.0, mongodb-8.0.0+   CheckpointStat 'number of checkpoints started by api' (and by
+#                                   compaction, counted apart), same time statistics
+#   mongodb-8.1.0                   no CacheStat 'pages evicted by application threads' (only
+#                                   EvictStat 'page evict attempts/failures by application threads')
+WT_COUNTERS: dict[str, tuple[tuple[str, str], ...]] = {
+    **{f"wt.cache: {name}": (("cache", name),) for name in (
+        "bytes read into cache", "bytes written from cache", "bytes currently in the cache",
+        "maximum bytes configured", "pages evicted by application threads", "unmodified pages evicted",
+        "modified pages evicted", "pages read into cache", "pages written from cache")},
+    "wt.txn: transaction checkpoints": (("transaction", "transaction checkpoints"),
+                                        ("checkpoint", "number of checkpoints started"),
+                                        ("checkpoint", "number of checkpoints started by api")),
+    **{f"wt.txn: transaction checkpoint {what} time (msecs)": (
+        ("transaction", f"transaction checkpoint {what} time (msecs)"), ("checkpoint", f"{what} time (msecs)"))
+       for what in ("total", "most recent", "max")},
+}
+# Sections every mongod's serverStatus has (MongoDB 2.4 to 8.x), and the engine's own section.
+COMMON_SECTIONS = ("opcounters", "mem", "storageEngine")
+ENGINE_SECTIONS = {"wiredTiger": "wiredTiger", "rocksdb": "rocksdb", "PerconaFT": "PerconaFT", "tokuft": "tokuft"}
 
 
 def _numbers(prefix: str, section: dict, depth: int = 2) -> dict:
@@ -31,12 +57,12 @@ def flatten_server_status(status: dict) -> dict:
         out.update({f"opcountersRepl.{k}": v for k, v in status["opcountersRepl"].items()
                     if isinstance(v, (int, float))})
     wt = status.get("wiredTiger") or {}
-    for name in WT_CACHE:
-        if name in wt.get("cache", {}):
-            out[f"wt.cache: {name}"] = wt["cache"][name]
-    for name in WT_TXN:
-        if name in wt.get("transaction", {}):
-            out[f"wt.txn: {name}"] = wt["transaction"][name]
+    for key, spellings in WT_COUNTERS.items():
+        for section, name in spellings:
+            value = (wt.get(section) or {}).get(name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                out[key] = value
+                break
     for section in ("rocksdb", "ft", "PerconaFT", "tokuft"):
         # MongoRocks/Percona RocksDB and the fractal-tree engines report their own sections;
         # nested maps (compaction stats, cachetable, checkpoint) are kept two levels deep.
@@ -47,6 +73,21 @@ def flatten_server_status(status: dict) -> dict:
         if isinstance(mem.get(key), (int, float)):
             out[f"mem.{key}_mb"] = mem[key]
     return out
+
+
+def missing_counters(status: dict) -> list[str]:
+    """What this serverStatus lacks of what the reports read: whole sections, and WiredTiger
+    counters under none of their spellings. Empty for a complete mongod."""
+    missing = [f"serverStatus.{section}" for section in COMMON_SECTIONS if not isinstance(status.get(section), dict)]
+    engine = (status.get("storageEngine") or {}).get("name")
+    section = ENGINE_SECTIONS.get(engine)
+    if section and not isinstance(status.get(section), dict):
+        missing.append(f"serverStatus.{section}")
+    elif engine == "wiredTiger":
+        found = flatten_server_status(status)
+        missing += [f"serverStatus.wiredTiger counter {key.split(': ', 1)[1]!r}" for key in WT_COUNTERS
+                    if key not in found]
+    return missing
 
 
 COLL_KEYS = ("count", "size", "storageSize", "totalIndexSize", "nindexes", "avgObjSize")

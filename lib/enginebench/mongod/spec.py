@@ -35,6 +35,10 @@ class MongodSpec(BaseModel):
     # the finding (the TokuMX post's MongoDB secondary went "RS102 too stale"), or keep going.
     on_stale_secondary: Literal["stop", "ignore"] = "stop"
     lag_sample_s: float = Field(1.0, gt=0, le=60)
+    # The clients' write concern: w:1 by default, as the posts' servers had it (the server's own
+    # default became w:"majority" in 5.0, which measures a different durability). Recorded in the
+    # results (the store's engine_config). Applies under TARGET=mongod and TARGET=uri.
+    write_concern: int | Literal["majority"] = Field(1)
 
     # -- engine cache and durability --------------------------------------------------------
     cache_size_mb: int | None = Field(None, ge=1)
@@ -74,6 +78,9 @@ class MongodSpec(BaseModel):
 
     @model_validator(mode="after")
     def _topology_keys(self):
+        if isinstance(self.write_concern, int) and self.write_concern < 1:
+            raise ValueError(f"write_concern: {self.write_concern} is not allowed (an unacknowledged write measures "
+                             "nothing the server did); allowed values: an integer of at least 1, or 'majority'")
         if self.topology == "standalone" and self.members != 1:
             raise ValueError(f"members: {self.members} needs topology replset or sharded (a standalone has one "
                              "member)")

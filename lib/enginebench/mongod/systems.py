@@ -28,8 +28,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .binary import BinaryError, BinaryInfo, find_mongod, find_mongos, identify
-from .legacy import runner_python, wire_version
+from .binary import BinaryError, BinaryInfo, find_mongod, find_mongos, identify, identify_mongos
+from .legacy import NoClient, runner_python, wire_version
 from .options import OptionError, engine_settings, to_yaml_dict, version_line
 from .spec import TOPOLOGIES
 
@@ -67,7 +67,8 @@ def resolve_spec(system: dict) -> dict:
     spec = implied_spec(system)
     block = system.get("mongod") or {}
     explicit = {k: v for k, v in block.items() if v is not None and v != {}}
-    defaults = {"members": 1, "shards": 2, "config_members": 1, "on_stale_secondary": "stop", "lag_sample_s": 1.0}
+    defaults = {"members": 1, "shards": 2, "config_members": 1, "on_stale_secondary": "stop", "lag_sample_s": 1.0,
+                "write_concern": 1}
     spec = {**defaults, **spec, **explicit}
     override = os.environ.get(TOPOLOGY_ENV)
     if override:
@@ -83,7 +84,35 @@ def _public(spec: dict) -> dict:
     return {k: v for k, v in spec.items() if not k.startswith("_")}
 
 
-def prepare_system(system: dict, params_file: str) -> tuple[dict, list[str]]:
+def data_members(spec: dict) -> int:
+    """The data-bearing mongod processes of a deployment (config servers and mongos excluded)."""
+    topology = spec.get("topology") or "standalone"
+    if topology == "standalone":
+        return 1
+    return spec.get("members", 1) * (spec.get("shards", 2) if topology == "sharded" else 1)
+
+
+def share_cache(spec: dict, label: str, memory_limit_mb: int | None, notes: list[str]) -> None:
+    """One resource profile holds the whole deployment, where the posts had one host per member:
+    under a memory limit, each of N data-bearing members gets 1/N of the params' engine cache, so
+    that together they hold what one host's engine held in the same memory (tokumx_concurrency's
+    paper scale: 3 members x 1024 MB in one 2048 MB limit become 3 x 341 MB). Config servers get
+    0.25 GB each (topology.config_server_engine). An explicit mongod.cache_size_mb is per member
+    and is kept as it is."""
+    members = data_members(spec)
+    if memory_limit_mb is None or members < 2 or spec.get("cache_size_mb") is None \
+            or "cache_size_mb" in spec["_explicit"]:
+        return
+    share = max(1, spec["cache_size_mb"] // members)
+    notes.append(f"system {label}: its {members} data-bearing members share one {memory_limit_mb} MB memory limit, "
+                 f"so each gets {share} MB of engine cache (1/{members} of {spec['cache_size_mb']} MB)")
+    spec["cache_size_mb"] = share
+
+
+LSM_REMOVED = (8, 1)   # WT-12751: WiredTiger at mongodb-8.1.0 has no LSM tables (no src/lsm)
+
+
+def prepare_system(system: dict, params_file: str, memory_limit_mb: int | None = None) -> tuple[dict, list[str]]:
     """Check one system against its binary; returns (what the launch needs, notes for the banner).
     Raises OptionError/BinaryError (the run does not start) or SystemSkipped."""
     label = system["label"]
@@ -99,12 +128,21 @@ def prepare_system(system: dict, params_file: str) -> tuple[dict, list[str]]:
     if engine not in info.engines and "engine" not in spec["_explicit"]:
         raise SystemSkipped(f"system {label} skipped: its engine maps to {engine}, which {info.flavour} "
                             f"{info.version} ({binary}) does not have (it has: {', '.join(info.engines)})")
+    if engine == "wiredTiger" and spec.get("table_type") == "lsm" and info.version_tuple[:2] >= LSM_REMOVED:
+        raise SystemSkipped(f"system {label} skipped: it uses WiredTiger LSM tables, which {info.flavour} "
+                            f"{info.version} ({binary}) no longer has (removed from WiredTiger in 8.1, WT-12751)")
+    share_cache(spec, label, memory_limit_mb, notes)
     try:
         settings = engine_settings(label, spec, info, notes)
     except OptionError as exc:
         raise OptionError(f"{params_file}: {exc}") from None
     mongos = find_mongos(binary, spec.get("mongos"), where=where) if spec["topology"] == "sharded" else None
-    client = runner_python(info, label)
+    if mongos is not None:
+        identify_mongos(mongos, info, where=where)
+    try:
+        client = runner_python(info, label)
+    except NoClient as why:
+        raise SystemSkipped(f"system {label} skipped: {why}") from None
     launch = {"spec": _public(spec), "explicit": spec["_explicit"], "binary": info.describe(), "mongos": mongos, "client": client,
               "version_line": version_line(info.default_engine if engine is None else engine, info),
               "wire_version": wire_version(info), "engine_config": to_yaml_dict(settings)}
@@ -115,8 +153,9 @@ def prepare_systems(params: dict) -> tuple[list[dict], list[str]]:
     """The systems that will run on mongod (each with its `mongod_launch`), and banner lines."""
     ready, banner = [], []
     for system in params["systems"]:
+        limit = system.get("memory_limit_mb") or ((params.get("resources") or {}).get("memory") or {}).get("limit_mb")
         try:
-            launch, notes = prepare_system(system, params.get("params_file", params["experiment"]))
+            launch, notes = prepare_system(system, params.get("params_file", params["experiment"]), limit)
         except SystemSkipped as why:
             banner.append(str(why) + ".")
             continue
@@ -179,7 +218,8 @@ def start_mongod(system: dict, sys_dir: Path, data_dir: Path, preexec) -> Server
         deployment.start()
     finally:
         deployment.write_record(deployment.record_path)
-    return ServerHandle(plan.uri, launch["client"]["python"], "enginebench", deployment, spec)
+    return ServerHandle(with_write_concern(plan.uri, spec.get("write_concern", 1)), launch["client"]["python"],
+                        "enginebench", deployment, spec)
 
 
 def open_server(system: dict, target: dict, sys_dir: Path, data_dir: Path, preexec) -> ServerHandle | None:
@@ -189,8 +229,25 @@ def open_server(system: dict, target: dict, sys_dir: Path, data_dir: Path, preex
         return start_mongod(system, sys_dir, data_dir, preexec)
     if target["kind"] == "uri":
         uri = os.environ[target_uri_env()]
-        return ServerHandle(uri, uri_python(uri, system["label"]), uri_database(system["label"]))
+        w = (system.get("mongod") or {}).get("write_concern", 1)
+        return ServerHandle(with_write_concern(uri, w), uri_python(uri, system["label"]), uri_database(system["label"]))
     return None
+
+
+def with_write_concern(uri: str, w) -> str:
+    """The URI with the system's write concern (w=...), which both pymongo generations read from
+    it; a URI that already names a different w is an error, not silently overridden."""
+    from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+    parts = urlsplit(uri)
+    query = parse_qsl(parts.query, keep_blank_values=True)
+    named = [v for k, v in query if k.lower() == "w"]
+    if named and named[-1] != str(w):
+        raise OptionError(f"the URI sets w={named[-1]} but the system's mongod.write_concern is {w!r}; allowed: make "
+                          "them agree (mongod.write_concern defaults to 1)")
+    if not named:
+        query.append(("w", str(w)))
+    path = parts.path or "/"
+    return urlunsplit((parts.scheme, parts.netloc, path, urlencode(query, safe=","), parts.fragment))
 
 
 def target_uri_env() -> str:
@@ -203,25 +260,23 @@ def uri_database(label: str) -> str:
 
 
 def uri_python(uri: str, label: str) -> str:
-    """The client Python for an existing deployment, from its handshake (default: this one)."""
+    """The client Python for an existing deployment, chosen by the wire version its handshake
+    announces (the same rules as for a launched mongod: legacy.client_for)."""
     import sys
 
     from pymongo.uri_parser import parse_uri
 
     from . import wire
-    from .legacy import legacy_python, modern_min_wire
+    from .legacy import client_for
     host, port = parse_uri(uri)["nodelist"][0]
     try:
         hello = wire.command(host, port, {"isMaster": 1}, timeout_s=5)
     except Exception:
         return sys.executable  # TLS or auth before the handshake: today's driver, and its error if any
-    if int(hello.get("maxWireVersion", 0)) >= modern_min_wire():
-        return sys.executable
-    python = legacy_python()
-    if not python.is_file():
-        raise OptionError(f"TARGET=uri: system {label}: the deployment speaks wire version "
-                          f"{hello.get('maxWireVersion', 0)}; run `make setup-legacy` for its client")
-    return str(python)
+    try:
+        return client_for(int(hello.get("maxWireVersion", 0)), f"TARGET=uri: system {label}")["python"]
+    except Exception as why:
+        raise OptionError(str(why)) from None
 
 
 __all__ = ["prepare_systems", "start_mongod", "ServerHandle", "implied_spec", "resolve_spec", "SystemSkipped",

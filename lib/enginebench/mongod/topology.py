@@ -105,6 +105,22 @@ def _replication(info: BinaryInfo, replset: str, oplog_size_mb: int | None) -> l
     return out
 
 
+CONFIG_CACHE_MB = 256
+
+
+def config_server_engine(info: BinaryInfo) -> list[Setting]:
+    """Config server replica sets run wiredTiger, whatever the shards run (MongoDB 3.2 manual,
+    "Change Sharded Cluster to WiredTiger": CSRS config servers already use WiredTiger;
+    SERVER-34671: an mmapv1 CSRS member shuts down on 4.0), with a small cache of their own
+    instead of the default (half the RAM): 0.25 GB, or 1 GB where 3.0/3.2 take whole GB only."""
+    if "wiredTiger" not in info.engines:
+        raise ValueError(f"{info.flavour} {info.version} ({info.path}) has no wiredTiger, which config server "
+                         "replica sets need")
+    gb = CONFIG_CACHE_MB / 1024 if info.at_least(3, 4) else 1
+    return [Setting("storageEngine", "wiredTiger", "storage.engine"),
+            Setting("wiredTigerCacheSizeGB", gb, "storage.wiredTiger.engineConfig.cacheSizeGB")]
+
+
 def process_count(spec: dict) -> int:
     topology = spec.get("topology") or "standalone"
     if topology == "standalone":
@@ -147,7 +163,11 @@ def plan_deployment(label: str, spec: dict, info: BinaryInfo, engine: list[Setti
         raise ValueError(f"system {label}: topology sharded needs a mongos binary")
     csrs = info.at_least(3, 2) and info.flavour != "TokuMX"   # 3.2 made config servers a replica set
     plan.legacy_config = not csrs
-    config_engine = [s for s in engine if s.cli == "storageEngine"] if csrs else []
+    if not csrs and spec.get("config_members", 1) not in (1, 3):
+        # Mirrored (SCCC) config servers: mongos takes one or three of them in --configdb.
+        raise ValueError(f"system {label}: mongod.config_members: {spec.get('config_members')} is not allowed for "
+                         f"{info.flavour} {info.version}'s mirrored config servers; allowed values: 1, 3")
+    config_engine = config_server_engine(info) if csrs else []
     for i in range(spec.get("config_members", 1)):
         extra = [Setting("configsvr", True, "sharding.clusterRole", yaml_value="configsvr")]
         if csrs:

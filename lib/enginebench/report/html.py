@@ -8,6 +8,7 @@ from datetime import datetime
 import polars as pl
 
 from ..results.calibration import drift
+from .gaps import gap_lines
 from .rundata import RunData
 
 STYLE = """<style>
@@ -78,6 +79,7 @@ def banner(run: RunData) -> str:
         lines.append("Did not complete: " + "; ".join(html.escape(x) for x in not_ok) + ".")
     if m.get("error"):
         lines.append(f"The run stopped on an error: {html.escape(m['error'])}.")
+    lines += gap_lines(run)  # what a mongod/uri server lacked, named (report/gaps.py)
     host = m.get("host") or {}
     for reclaim in host.get("proactive_reclaim") or []:
         idle = reclaim.get("min_idle_s")

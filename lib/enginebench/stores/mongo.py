@@ -40,14 +40,31 @@ class MongoStore(Store):
         if self.server_version == (0, 0):
             self.server_version = tuple(int(x) for x in self._build["version"].split(".")[:2])
         try:
-            self.engine = self.client.admin.command("serverStatus").get("storageEngine", {}).get("name", "unknown")
-        except PyMongoError:
-            self.engine = "unknown"
+            status = self.client.admin.command("serverStatus")
+        except PyMongoError as exc:  # e.g. a user without clusterMonitor: every section is then missing
+            status = {"process": f"unknown (serverStatus refused: {exc})"}
+        self.engine = (status.get("storageEngine") or {}).get("name", "unknown")
         needed = (4, 2) if self.mongos else (4, 0)
         self.atomic = (self.replica_set and self.server_version >= needed
                        and (self.engine in TRANSACTION_ENGINES or self.mongos))
+        # mongos has no engine section: engine counters come from the shards' primaries.
+        self._shard_clients = self._open_shards() if self.mongos else []
+        # What this server lacks is named in the report (mongod/capabilities.py), never skipped over.
+        from ..mongod.capabilities import probe
+        engine_status = self._shard_statuses()[0] if self._shard_clients else status
+        self.capabilities = probe(self.client, self.db, hello, status, engine_status)
+        self.gaps = self.capabilities.gaps(self.atomic)
         # StaleWatch objects the runner attaches (replication lag per secondary, per interval).
         self.watches: list = []
+
+    # -- sharded clusters -------------------------------------------------------------------
+    def _open_shards(self) -> list:
+        from ..mongod.sharding import shard_uris
+        uris = shard_uris(self.client.admin.command("listShards"))
+        return [pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000) for uri in uris.values()]
+
+    def _shard_statuses(self) -> list[dict]:
+        return [c.admin.command("serverStatus") for c in self._shard_clients]
 
     # -- helpers --------------------------------------------------------------------------
     def _session(self):
@@ -102,8 +119,13 @@ class MongoStore(Store):
     def create_collection(self, name: str, capped_bytes: int | None = None) -> None:
         if name in self.db.list_collection_names():
             return
-        opts = {"capped": True, "size": capped_bytes} if capped_bytes else {}
+        # A server without capped collections gets an ordinary one; the gap is in self.gaps.
+        capped = capped_bytes and self.capabilities.capped
+        opts = {"capped": True, "size": capped_bytes} if capped else {}
         self.db.create_collection(name, **opts)
+        if self.mongos and not capped:  # data spreads over the shards only once sharded
+            from ..mongod.sharding import shard_collection
+            shard_collection(self.client, self.database, name)
 
     def create_index(self, collection: str, spec: IndexSpec) -> None:
         self.db[collection].create_index(list(spec.fields), name=spec.name, unique=spec.unique)
@@ -213,12 +235,17 @@ class MongoStore(Store):
         return StoreInfo(engine=self.engine, version=self._build["version"],
                          config={"gitVersion": self._build.get("gitVersion"), "replica_set": self.replica_set,
                                  "mongos": self.mongos, "transactions": self.atomic,
+                                 "write_concern": self.client.write_concern.document or {"w": "server default"},
+                                 "server_process": self.capabilities.process, "gaps": self.gaps,
                                  "pymongo": pymongo.version, **flavour})
 
     def stats(self) -> dict:
         from ..mongod.serverstats import flatten_server_status
         try:
             out = flatten_server_status(self.client.admin.command("serverStatus"))
+            if self._shard_clients:
+                from ..mongod.sharding import sum_shard_counters
+                out = sum_shard_counters(out, [flatten_server_status(s) for s in self._shard_statuses()])
         except PyMongoError:
             out = {}
         for watch in self.watches:
@@ -238,11 +265,14 @@ class MongoStore(Store):
             pass  # e.g. inMemory has nothing to flush
 
     def close(self) -> None:
+        for client in self._shard_clients:
+            client.close()
         self.client.close()
 
 
 def _hello(client) -> dict:
-    """`hello` arrived in 4.4.2/5.0; isMaster is what older servers (and TokuMX) answer."""
+    """`hello` exists from 3.6.21, 4.0.21, 4.2.10 and 4.4.2 on; older servers (the posts' 3.0.7 and
+    3.2.0, TokuMX) refuse it as an unknown command and answer isMaster."""
     try:
         return client.admin.command("hello")
     except OperationFailure:
