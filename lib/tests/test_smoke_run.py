@@ -88,7 +88,11 @@ def test_report_pieces(smoke_run):
     assert claims.height == 8  # the claims of claims.csv that name linkbench_cached
     assert set(claims["verdict"]) <= {HOLDS, FAILS, NOT_EVALUATED}
     evaluated = claims.filter(pl.col("verdict") != NOT_EVALUATED)
-    assert evaluated.height >= 6 and evaluated["measured_ratio"].is_not_null().all()
+    assert evaluated.height >= 5 and evaluated["measured_ratio"].is_not_null().all()
+    # CPU and context switches per operation are verdicts only where the engine's code took most
+    # of the runner's CPU; a smoke phase may be too short for perf to sample at all.
+    for row in claims.filter(pl.col("metric").str.contains("cpu_per_op|cs_per_op")).iter_rows(named=True):
+        assert row["verdict"] != NOT_EVALUATED or row["reason"].startswith("not comparable"), row
     oplog = claims.filter(pl.col("id") == "lb.oplog.wkb").row(0, named=True)
     assert oplog["verdict"] == NOT_EVALUATED and "oplog" in oplog["reason"]
     text = linkbench_findings(run, claims)
