@@ -147,6 +147,17 @@ else:
     ("code", """claims = repeats.claims(run, lb.claims_table)  # combined over REPEAT=n runs
 display(HTML(html.table(claims.select("id", "claim", "published_ratio", "measured_ratio", "expect", "verdict", "from", "reason"),
                         "Claims", classes={"holds": "eb-holds", "does not hold": "eb-fails", "not evaluated": "eb-na"})))"""),
+    ("md", """### The same author's July 2015 runs
+
+LinkBench on WiredTiger, RocksDB, TokuMX and mmapv1 (smalldatum.blogspot.com, July 2015), with other
+versions on other hardware: what they give for the claims above that they bear on, beside the
+November post's published ratio, then their queries per second in each of 12 one-hour intervals. A
+second published reading of the claim, not part of its verdict."""),
+    ("code", """from enginebench.report import linkbench_july
+beside = linkbench_july.claims_beside(run.manifest["experiment"], params["reference"]["config"])
+if not beside.is_empty():
+    display(HTML(html.table(beside, "July 2015 runs, for the same claims")))
+    display(HTML(html.table(linkbench_july.series(params["reference"]["config"]), "July 2015: queries/s per 1-hour interval")))"""),
     ("md", "## Findings"),
     ("code", """from enginebench.report.prose import linkbench_findings
 display(Markdown(linkbench_findings(run, claims)))"""),

@@ -35,7 +35,7 @@ def test_insert_experiments(isolated_run, exp):
     assert (claims["verdict"] == NOT_EVALUATED).all()
     stand_ins = tk.claims_table(run, tk.stand_in_roles(run))
     if exp == "tokumx_insert_10m":  # the fractal-vs-mmap claims: no verdict, a labelled stand-in
-        assert claims["id"].to_list() == ["tk.insert.fractal_vs_btree", "tk.size.mmap_vs_fractal"]
+        assert claims["id"].to_list() == ["tk.insert.fractal_vs_mmap", "tk.size.mmap_vs_fractal"]
         assert set(claims["reason"]) == {"no fractal-tree engine ran"}
         assert stand_ins["measured_ratio"].is_not_null().all() and "standing in for fractal" in stand_ins["from"][0]
     else:  # the replicated run's claim: the embedded target has no replica set
