@@ -106,7 +106,8 @@ class RunFolder:
         info = (by_kind.get("store_info") or [{}])[0]
         self.systems[label] = {
             "status": result["status"], "error": result["error"],
-            **{k: result[k] for k in ("engine_error", "expected_size", "last_events") if result.get(k) is not None},
+            **{k: result[k] for k in ("engine_error", "expected_size", "last_events", "exit_note")
+               if result.get(k) is not None},
             "engine_reported": info.get("engine"), "version": info.get("version"), "engine_config": info.get("config"),
             "transactions": info.get("atomic"), "device": result.get("device"),
             "sampler_cpu_s": result.get("sampler_cpu_s"), "resources": result.get("resources"),
