@@ -47,9 +47,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"enginebench: aborted: {exc}", file=sys.stderr)
                 return 130
             print(f"report: {report.page}")
-            status = json.loads((report.run_dir / "manifest.json").read_text())["status"]
-            if status != "complete":
-                print(f"enginebench: the run's status is {status}; the report says what happened", file=sys.stderr)
+            manifest = json.loads((report.run_dir / "manifest.json").read_text())
+            if manifest["status"] != "complete":
+                print(f"enginebench: the run's status is {manifest['status']}; the report says what happened",
+                      file=sys.stderr)
+                _say_why(manifest)
                 return 1
         elif args.command == "reports":
             from .report.index import write_index
@@ -71,11 +73,21 @@ def main(argv: list[str] | None = None) -> int:
                 return 130
             manifest = json.loads((path / "manifest.json").read_text())
             print(f"{manifest['status']}: {path}")
+            _say_why(manifest)
             return 0 if manifest["status"] == "complete" else 1
     except (ParamsError, RuntimeError, ValueError) as exc:
         print(f"enginebench: error: {exc}", file=sys.stderr)
         return 2
     return 0
+
+
+def _say_why(manifest: dict) -> None:
+    """Each system that did not complete, with its cause, last thing on the terminal."""
+    for label, info in (manifest.get("systems") or {}).items():
+        if info.get("status") != "complete":
+            print(f"enginebench: {label} {info.get('status')}: {info.get('error')}", file=sys.stderr)
+    if manifest.get("stopped"):
+        print(f"enginebench: {manifest['stopped']}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -128,3 +128,41 @@ def test_misspelt_workload_key_lists_that_workloads_keys(scratch_params):
     scratch_params(lambda raw: raw["workload"].update(maxid=5))
     with pytest.raises(ParamsError, match=r"workload\.maxid: unknown key; allowed keys: .*maxid1"):
         load_params("linkbench_cached", "paper")
+
+
+def _phases_only_in_smoke(raw):
+    # The smoke block states every phase key it needs; the top level (the paper scale) has none.
+    raw["scales"]["smoke"]["phases"] = {**raw["phases"], **raw["scales"]["smoke"]["phases"]}
+    raw["scales"]["default"]["phases"] = {**raw["phases"], **raw["scales"]["default"]["phases"]}
+    del raw["phases"]
+
+
+@pytest.mark.parametrize("asked", ["smoke", "default", "paper"])
+def test_phases_missing_at_the_top_level_is_refused_whatever_scale_is_asked(scratch_params, asked):
+    # The smoke and default scales are complete on their own; the paper scale would silently run
+    # with the default phases (one loader, one 60-second interval).
+    path = scratch_params(_phases_only_in_smoke)
+    with pytest.raises(ParamsError) as err:
+        load_params("linkbench_cached", asked)
+    message = str(err.value)
+    assert str(path) in message and "[scale paper]" in message
+    assert "phases: required key is missing at the top level, which is the paper scale" in message
+    assert "scales.default, scales.smoke set it" in message
+
+
+def test_an_experiment_name_changed_by_one_scale_is_refused(scratch_params):
+    scratch_params(lambda raw: raw["scales"]["default"].update(experiment="linkbench_other"))
+    with pytest.raises(ParamsError, match=r"\[scale default\]: experiment: 'linkbench_other' must equal the file name"):
+        load_params("linkbench_cached", "smoke")
+
+
+@pytest.mark.parametrize("supervision,expected", [
+    ({"on_failure": "retry"}, r"supervision\.on_failure: 'retry' is not allowed; allowed values: 'next_system' or 'stop'"),
+    ({"hung_floor": 5}, r"supervision\.hung_floor: unknown key; allowed keys: hung_floor_s, hung_intervals, "
+                        r"on_failure, step_s"),
+    ({"hung_intervals": 0.5}, r"supervision\.hung_intervals: .*greater than or equal to 1"),
+])
+def test_supervision_keys_are_checked_with_their_allowed_values(scratch_params, supervision, expected):
+    scratch_params(lambda raw: raw.update(supervision=supervision))
+    with pytest.raises(ParamsError, match=expected):
+        load_params("linkbench_cached", "smoke")

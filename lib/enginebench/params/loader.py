@@ -85,14 +85,31 @@ def _explain(error: dict, data: dict) -> str:
     return f"{path}: {message}{shown}"
 
 
+def _only_in_scales(error: dict, top: dict, scales: dict) -> str:
+    """A key missing at the top level that some scale block sets: the top level is the paper
+    scale, and a scale block overrides it only for its own scale."""
+    loc = tuple(error["loc"])
+    if error["type"] != "missing" or len(loc) != 1 or loc[0] in top:
+        return ""
+    setting = sorted(name for name, block in scales.items() if isinstance(block, dict) and loc[0] in block)
+    if not setting:
+        return ""
+    return (f" at the top level, which is the paper scale (only {', '.join(f'scales.{n}' for n in setting)} "
+            f"{'sets' if len(setting) == 1 else 'set'} it, for {'that scale' if len(setting) == 1 else 'those scales'})")
+
+
 def load_params(exp: str, scale: str = "default") -> dict:
     """The resolved, validated params of an experiment at a scale, as plain data."""
     if scale not in SCALES:
         raise ParamsError(f"unknown scale {scale!r}; allowed: {', '.join(SCALES)}")
     path = params_path(exp)
-    resolved = {s: _resolve(path, s) for s in SCALES}  # every scale must be valid, not only this one
-    if resolved[scale]["experiment"] != exp:
-        raise ParamsError(f"{path}: experiment: {resolved[scale]['experiment']!r} must equal the file name {exp!r}")
+    # Every scale must be valid, not only the one asked for: a smoke run must not pass on a file
+    # whose paper scale cannot run.
+    resolved = {s: _resolve(path, s) for s in SCALES}
+    for name, params in resolved.items():
+        if params["experiment"] != exp:
+            raise ParamsError(f"{path} [scale {name}]: experiment: {params['experiment']!r} must equal the file "
+                              f"name {exp!r}")
     return resolved[scale]
 
 
@@ -111,7 +128,7 @@ def _resolve(path: Path, scale: str) -> dict:
     try:
         model = Experiment(**merged)
     except ValidationError as exc:
-        lines = [_explain(e, merged) for e in exc.errors()]
+        lines = [_explain(e, merged) + _only_in_scales(e, raw, scales) for e in exc.errors()]
         raise ParamsError(f"{path} [scale {scale}]: " + "; ".join(lines)) from None
     out = model.model_dump()
     out["scale"] = scale

@@ -301,6 +301,24 @@ class Resources(Strict):
     storage: Storage = Field(default_factory=Storage)
 
 
+class Supervision(Strict):
+    """How long the driver waits on a runner that reports nothing, or nothing done, before it
+    calls it hung and kills it (README: "When a run goes wrong" states the rule)."""
+    # Inside a phase: hung after this many of the phase's intervals without an event, or without
+    # a completed operation...
+    hung_intervals: float = Field(3, ge=1)
+    # ...and never sooner than this: a load may legitimately report every few seconds and stall
+    # for longer (a checkpoint on a slow device). Between phases: hung when this long without an
+    # event while the runner uses no CPU and moves no data (plus a quiesce's own pause).
+    hung_floor_s: float = Field(60, gt=0)
+    # Between phases, a runner that keeps working without reporting (verifying or checking a
+    # large database, closing it) is hung after this long.
+    step_s: float = Field(3600, gt=0)
+    # After a system fails (hung, a fatal engine error, no room for its data): go on with the
+    # next system, or stop the run there.
+    on_failure: Literal["next_system", "stop"] = "next_system"
+
+
 class Reference(Strict):
     table: str
     config: str
@@ -315,9 +333,12 @@ class Experiment(Strict):
     reference: Reference
     workload: (LinkBenchWorkload | IIBenchWorkload | SysbenchWorkload | TokuMXWorkload
                | FlashbackWorkload) = Field(discriminator="name")
-    phases: Phases = Field(default_factory=Phases)
+    # Required at the top level, which is the paper scale: a scale block that fills it in must
+    # not hide that the paper scale has none (its phases would silently be the defaults).
+    phases: Phases
     metrics: Metrics = Field(default_factory=Metrics)
     resources: Resources = Field(default_factory=Resources)
+    supervision: Supervision = Field(default_factory=Supervision)
     systems: list[System] = Field(min_length=1)
     keep_data: bool = False
 

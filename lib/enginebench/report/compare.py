@@ -9,6 +9,7 @@ from pathlib import Path
 import polars as pl
 
 from ..paths import reports_dir
+from ..results.rundir import settle
 from .html import STYLE, table
 from .rundata import RunData, load_run, phase_summary
 
@@ -57,6 +58,8 @@ def headline_ratios(a: RunData, b: RunData) -> pl.DataFrame:
 
 
 def write_comparison(path_a: str | Path, path_b: str | Path) -> Path:
+    for path in (path_a, path_b):  # a `running` run whose driver is gone is compared as died
+        settle(Path(path), "make compare")
     a, b = load_run(path_a), load_run(path_b)
     warning = ""
     if a.manifest["experiment"] != b.manifest["experiment"]:

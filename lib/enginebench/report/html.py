@@ -67,18 +67,41 @@ def side_by_side(*parts: str) -> str:
 SPEED_STEADY = (0.8, 1.25)
 
 
+def causes(run: RunData) -> list[str]:
+    """Why the run did not complete, first thing on the page: each system that failed, died or
+    was stopped, with its cause (a full disk, a hung runner, a killed driver), and the run's own
+    error."""
+    m = run.manifest
+    lines = []
+    if m.get("status") == "died":
+        died = m.get("died") or {}
+        driver = died.get("driver") or {}
+        lines.append(f"<b>The run died</b>: its driver (pid {driver.get('pid', 'unknown')}) ended without a word "
+                     f"(killed outright, a crash or a reboot); {html.escape(str(died.get('found_by', 'a later run')))} "
+                     f"found it gone at {html.escape(str(died.get('found_at', '?'))[:19])}. What was measured until "
+                     f"then (last heard {html.escape(str(died.get('last_heard') or 'never')[:19])}) is kept below.")
+    for s in run.systems:
+        if s.get("status") not in ("complete", "not run"):
+            lines.append(f"<b>{html.escape(s['label'])} {html.escape(str(s.get('status')))}: "
+                         f"{html.escape(str(s.get('error') or 'no reason recorded'))}</b>")
+    if m.get("error"):
+        lines.append(f"<b>The run stopped on an error: {html.escape(m['error'])}.</b>")
+    return lines
+
+
 def banner(run: RunData) -> str:
     m = run.manifest
     lines = list(m.get("banner") or [])
     ran = [s["label"] for s in run.systems if s.get("status") == "complete"]
-    not_ok = [f"{s['label']} ({s.get('status')}: {s.get('error') or 'no reason recorded'})"
-              for s in run.systems if s.get("status") != "complete"]
+    not_run = [s["label"] for s in run.systems if s.get("status") == "not run"]
     lines.insert(0, f"Run {m['run_id']} of {m['experiment']} at scale {m['scale']}: status <b>{m['status']}</b>. "
                     f"Systems that completed: {', '.join(ran) or 'none'}.")
-    if not_ok:
-        lines.append("Did not complete: " + "; ".join(html.escape(x) for x in not_ok) + ".")
-    if m.get("error"):
-        lines.append(f"The run stopped on an error: {html.escape(m['error'])}.")
+    lines[0:0] = causes(run)  # the cause on top
+    if m.get("stopped"):
+        lines.insert(len(causes(run)), f"<b>{html.escape(m['stopped'])}</b>")
+    if not_run:
+        lines.append(f"Not run: {html.escape(', '.join(not_run))}.")
+    not_ok = [s for s in run.systems if s.get("status") != "complete"]
     lines += gap_lines(run)  # what a mongod/uri server lacked, named (report/gaps.py)
     host = m.get("host") or {}
     for reclaim in host.get("proactive_reclaim") or []:

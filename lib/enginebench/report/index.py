@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 from ..paths import reports_dir, results_dir
+from ..results.rundir import settle_all
 from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, verdict_counts
 from .html import STYLE
 from . import repeats
@@ -49,6 +50,7 @@ def write_index(out: Path | None = None) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out or out_dir / "index.html"
     rows = []
+    settle_all("make reports")  # a `running` run whose driver is gone is shown as died, not as going on
     for exp, runs in runs_by_experiment(results_dir()).items():
         latest = runs[0]
         manifest = json.loads((latest / "manifest.json").read_text())

@@ -208,10 +208,8 @@ def _prepare_v2_parent(controllers: set[str]) -> Path:
     return parent
 
 
-def remove_stale(min_age_s: float = 120.0) -> list[str]:
-    """Remove enginebench groups left by a run that was killed outright: empty, and older than
-    min_age_s (a concurrent run's group is empty only for the moment before its runner joins)."""
-    removed = []
+def _bases() -> list[Path]:
+    """Where this process creates its groups (one folder per v1 controller, or the v2 one)."""
     v = version()
     bases = []
     if v == 1:
@@ -222,9 +220,14 @@ def remove_stale(min_age_s: float = 120.0) -> list[str]:
                 pass
     elif v == 2:
         bases.append(own_path(None))
-    for base in bases:
-        if not base.is_dir():
-            continue
+    return [base for base in bases if base.is_dir()]
+
+
+def remove_stale(min_age_s: float = 120.0) -> list[str]:
+    """Remove enginebench groups left by a run that was killed outright: empty, and older than
+    min_age_s (a concurrent run's group is empty only for the moment before its runner joins)."""
+    removed = []
+    for base in _bases():
         for group in base.glob(f"{PREFIX}*"):
             if group.name == f"{PREFIX}home":
                 continue
@@ -235,4 +238,29 @@ def remove_stale(min_age_s: float = 120.0) -> list[str]:
                     removed.append(str(group))
             except OSError:
                 pass
+    return removed
+
+
+def remove_run(run_id: str, wait_s: float = 10.0) -> list[str]:
+    """Remove the groups of a run known to be dead (its driver is gone), whatever their age.
+    Their processes can only be that run's (its runner or its mongod): they are killed first,
+    since nothing is left to stop them."""
+    import signal
+    removed = []
+    for base in _bases():
+        for group in base.glob(f"{PREFIX}{run_id}-*"):
+            deadline = time.time() + wait_s
+            while group.exists():
+                try:
+                    for pid in (group / "cgroup.procs").read_text().split():
+                        try:
+                            os.kill(int(pid), signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
+                    group.rmdir()
+                    removed.append(str(group))
+                except OSError:
+                    if time.time() > deadline:
+                        break  # still busy: remove_stale takes it once it is empty
+                    time.sleep(0.05)
     return removed

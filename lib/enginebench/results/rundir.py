@@ -4,6 +4,12 @@ manifest.json carries the provenance (DESIGN §8) and each system's status; inte
 ops.parquet and samples.parquet are the tidy tables; <system>/ keeps the runner's raw events,
 samples, spec and log. The manifest is rewritten as systems finish, so an interrupted run still
 says what it measured.
+
+A run's status: running, then complete, aborted (interrupted), failed, or died: its driver
+ended without a word (killed outright, a crash, a reboot). The manifest names the driver
+process (results/owner.py); whoever finds a `running` run whose driver is gone (the next run,
+`make reports`, `make compare`) marks it died and builds its tables from what its systems'
+folders kept.
 """
 from __future__ import annotations
 
@@ -14,9 +20,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 import polars as pl
+import psutil
 
 from ..paths import results_dir, scratch_dir
 from .calibration import calibrate
+from .owner import alive, boot_id, hostname, identity
 from .provenance import git_state, host_facts, package_versions
 from .tables import interval_row, op_rows
 
@@ -55,6 +63,7 @@ class RunFolder:
         manifest = {
             "run_id": name, "experiment": params["experiment"], "scale": params["scale"],
             "status": "running", "started_at": datetime.now(timezone.utc).isoformat(), "finished_at": None,
+            "driver": identity(),
             "target": {k: v for k, v in target.items() if k != "banner"}, "banner": banner,
             "params": params, "git": git_state(), "packages": package_versions(),
             "host": {**host_facts(scratch), "speed": {"start": calibrate(), "end": None}},
@@ -81,19 +90,24 @@ class RunFolder:
         tmp.write_text(json.dumps(self.manifest, indent=2, default=str))
         tmp.replace(self.path / "manifest.json")
 
-    def record_system(self, result: dict) -> None:
-        label, events, samples = result["label"], result["events"], result.get("samples", [])
+    def add_rows(self, label: str, events: list[dict], samples: list[dict]) -> None:
         for event in events:
             if event.get("event") == "interval":
                 self.interval_rows.append(interval_row(label, event, samples))
                 self.op_rows.extend(op_rows(label, event))
         self.sample_rows.extend({"system": label, **s} for s in samples)
+
+    def record_system(self, result: dict) -> None:
+        label, events, samples = result["label"], result["events"], result.get("samples", [])
+        self.add_rows(label, events, samples)
         by_kind = {}
         for event in events:
             by_kind.setdefault(event["event"], []).append(event)
         info = (by_kind.get("store_info") or [{}])[0]
         self.systems[label] = {
             "status": result["status"], "error": result["error"],
+            **{k: result[k] for k in ("engine_error", "expected_size", "last_events", "exit_note")
+               if result.get(k) is not None},
             "engine_reported": info.get("engine"), "version": info.get("version"), "engine_config": info.get("config"),
             "transactions": info.get("atomic"), "device": result.get("device"),
             "sampler_cpu_s": result.get("sampler_cpu_s"), "resources": result.get("resources"),
@@ -108,11 +122,90 @@ class RunFolder:
         self.manifest["systems"] = self.systems
         self.write_manifest()
 
-    def finish(self, status: str) -> None:
+    def write_tables(self) -> None:
         for name, rows in (("intervals", self.interval_rows), ("ops", self.op_rows), ("samples", self.sample_rows)):
             if rows:
                 pl.DataFrame(rows, infer_schema_length=None).write_parquet(self.path / f"{name}.parquet")
+
+    def finish(self, status: str) -> None:
+        self.write_tables()
         self.manifest["status"] = status
         self.manifest["host"].setdefault("speed", {})["end"] = calibrate()  # drift during the run
         self.manifest["finished_at"] = datetime.now(timezone.utc).isoformat()
         self.write_manifest()
+
+
+def _read_jsonl(path: Path) -> list[dict]:
+    """A file written line by line as things happened; a last line cut short by the kill is left out."""
+    rows = []
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            try:
+                rows.append(json.loads(line))
+            except ValueError:
+                pass
+    return rows
+
+
+def _driver_gone(manifest: dict) -> bool:
+    """Whether the driver of a `running` run is gone. Manifests from before drivers were recorded
+    are judged by the host's boot: a run of this host started before it booted has died."""
+    found = alive(manifest.get("driver"))
+    if found is not None:
+        return not found
+    host = ((manifest.get("host") or {}).get("hostname") or "").split(".")[0]
+    if "driver" in manifest or host != hostname():
+        return False
+    try:
+        return datetime.fromisoformat(manifest["started_at"]).timestamp() < psutil.boot_time()
+    except (KeyError, ValueError, TypeError):
+        return False
+
+
+def settle(path: Path, found_by: str) -> bool:
+    """Marks a `running` run whose driver is gone as died, keeping what it measured: the systems
+    that finished as recorded, and the one that was running as far as its events and samples
+    reached (its folder keeps them as they came). True when it did."""
+    path = Path(path)
+    try:
+        manifest = json.loads((path / "manifest.json").read_text())
+    except (OSError, ValueError):
+        return False
+    if manifest.get("status") != "running" or not _driver_gone(manifest):
+        return False
+    folder = RunFolder(path, manifest)
+    folder.systems = dict(manifest.get("systems") or {})
+    driver = manifest.get("driver") or {}
+    last_t = None
+    for system in manifest["params"]["systems"]:
+        label = system["label"]
+        events = _read_jsonl(path / label / "events.jsonl")
+        samples = _read_jsonl(path / label / "samples.jsonl")
+        times = [e["t"] for e in events if isinstance(e.get("t"), (int, float))] + [s["t"] for s in samples]
+        if times:
+            last_t = max(times + ([last_t] if last_t else []))
+        if label in folder.systems:
+            folder.add_rows(label, events, samples)
+        elif (path / label).is_dir():
+            folder.record_system({"label": label, "status": "died", "events": events, "samples": samples,
+                                  "error": (f"the run's driver (pid {driver.get('pid', 'unknown')}) ended without a "
+                                            "word while this system ran; what its runner reported until then "
+                                            "is kept")})
+    folder.write_tables()
+    manifest["status"] = "died"
+    manifest["died"] = {"found_by": found_by, "found_at": datetime.now(timezone.utc).isoformat(),
+                        "last_heard": datetime.fromtimestamp(last_t, timezone.utc).isoformat() if last_t else None,
+                        "driver": driver or None, "boot_id_now": boot_id()}
+    folder.write_manifest()
+    return True
+
+
+def settle_all(found_by: str, base: Path | None = None) -> list[Path]:
+    """settle() over every run folder under the results folder; returns the runs marked died."""
+    base = base or results_dir()
+    marked = []
+    if base.is_dir():
+        for manifest in sorted(base.glob("*/*/manifest.json")):
+            if settle(manifest.parent, found_by):
+                marked.append(manifest.parent)
+    return marked

@@ -10,6 +10,8 @@
  * Errors: WiredTiger reports them through the event handler. The last error message is kept
  * (per process) so the runner can name the cause of a failure (e.g. "No space left on device")
  * and a panic (WT_PANIC) is remembered, after which the runner must not wait on the engine.
+ * Once the engine panicked, the message kept is the error that made it panic: every call after
+ * a panic reports the panic itself, which would bury its cause.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -25,7 +27,8 @@ on_error(WT_EVENT_HANDLER *handler, WT_SESSION *session, int error, const char *
 {
     (void)handler;
     (void)session;
-    snprintf(last_error, sizeof(last_error), "%s", message);
+    if (!panicked && (error != WT_PANIC || last_error[0] == '\0'))
+        snprintf(last_error, sizeof(last_error), "%s", message);
     if (error == WT_PANIC)
         panicked = 1;
     fprintf(stderr, "wiredtiger: %s\n", message);

@@ -113,6 +113,35 @@ impl PhaseResult {
     }
 }
 
+/// How long workers may take to return once one of them met a fatal engine error.
+const FATAL_JOIN: Duration = Duration::from_secs(5);
+
+/// Waits for the workers. After a fatal engine error a worker may be blocked inside the engine
+/// for ever (waiting on an eviction server that panicked), so the wait is bounded: such a
+/// worker is left behind, the runner reports and exits without it.
+fn join_workers(threads: Vec<std::thread::JoinHandle<()>>, failures: &Mutex<Vec<Error>>) {
+    let mut deadline: Option<Instant> = None;
+    let mut pending = threads;
+    while !pending.is_empty() {
+        let (finished, running): (Vec<_>, Vec<_>) = pending.into_iter().partition(|t| t.is_finished());
+        for t in finished {
+            let _ = t.join();
+        }
+        pending = running;
+        if pending.is_empty() {
+            break;
+        }
+        if deadline.is_none() && failures.lock().unwrap().iter().any(|e| e.kind == Kind::Fatal) {
+            deadline = Some(Instant::now() + FATAL_JOIN);
+        }
+        if deadline.map(|d| Instant::now() >= d).unwrap_or(false) {
+            emit("workers_abandoned", json!({"workers": pending.len(), "after_s": FATAL_JOIN.as_secs_f64(), "t": now()}));
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn encode(h: &Histogram<u64>) -> Option<String> {
     if h.is_empty() {
         return None;
@@ -141,11 +170,6 @@ fn engine_stats(store: &RecordStore) -> Value {
 }
 
 pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, store: &Arc<RecordStore>) -> PhaseResult {
-    if HANG_AT.get() == Some(&spec.name) {
-        loop {
-            std::thread::sleep(Duration::from_secs(3600));
-        }
-    }
     let start = Instant::now();
     let clock = Clock { start, start_wall: now(), length_s: spec.interval_s };
     let last_index = spec.duration_s.map(|d| ((d / spec.interval_s).round() as i64 - 1).max(0));
@@ -156,6 +180,13 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, store: &Arc<RecordStore
     emit("phase_start", json!({"phase": spec.name, "t": clock.start_wall, "workers": workers.len(),
                                "interval_s": spec.interval_s, "duration_s": spec.duration_s,
                                "cpu_sample_every": CPU_SAMPLE_EVERY}));
+    if HANG_AT.get() == Some(&spec.name) {
+        // After phase_start, as a runner stuck inside a phase: the driver sees a phase that
+        // never reports an interval, and a SIGTERM that is not acted on (only SIGKILL ends it).
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
 
     let mut threads = Vec::new();
     for (i, (work, rec)) in workers.into_iter().zip(recorders.iter().cloned()).enumerate() {
@@ -233,9 +264,7 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, store: &Arc<RecordStore
         let nap = wake.saturating_duration_since(at).clamp(Duration::from_millis(1), Duration::from_millis(100));
         std::thread::sleep(nap);
     }
-    for t in threads {
-        let _ = t.join();
-    }
+    join_workers(threads, &failures);
     let finished = Instant::now();
     let failures = std::mem::take(&mut *failures.lock().unwrap());
     let aborted_by_signal = ABORT.load(Ordering::SeqCst);

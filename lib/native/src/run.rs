@@ -3,7 +3,9 @@
 //!
 //! SIGINT / SIGTERM stop the phases and the engine is closed cleanly. A fatal engine error (a
 //! WiredTiger panic, a full disk) is reported with its cause and the runner exits at once
-//! without waiting on the engine, whose threads may never return.
+//! without waiting on the engine, whose threads may never return. After any other failure the
+//! engine gets a bounded time to close, then the runner exits all the same: a run that failed
+//! keeps what it measured, and its data is deleted afterwards anyway.
 use std::path::Path;
 use std::sync::atomic::{AtomicI32, Ordering};
 use std::sync::Arc;
@@ -48,6 +50,18 @@ pub struct Spec {
 
 fn max_errors() -> u64 {
     100
+}
+
+/// How long a failed run's engine may take to close before the runner leaves it.
+const CLOSE_AFTER_FAILURE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Ends the process without running exit handlers or static destructors: after a failure they
+/// may wait on engine threads that never return (RocksDB's thread pools join theirs). Every
+/// event was flushed as it was written.
+fn exit_now(code: i32) -> ! {
+    use std::io::Write;
+    let _ = std::io::stdout().flush();
+    unsafe { libc::_exit(code) }
 }
 
 static SIGNAL: AtomicI32 = AtomicI32::new(0);
@@ -111,16 +125,20 @@ pub fn main(spec_path: &Path) -> i32 {
             if status == "complete" { 0 } else { 3 }
         }
         Ok((status, Some(e))) => {
-            let error = if e.message == "interrupted" { e.message.clone() } else { format!("{}: {}", e.type_name(), e.message) };
+            let interrupted = e.message == "interrupted";
+            let error = if interrupted { e.message.clone() } else { format!("{}: {}", e.type_name(), e.message) };
             emit("done", json!({"status": status, "t": now(), "error": error, "fatal": e.kind == Kind::Fatal}));
             if e.kind == Kind::Fatal {
-                std::process::exit(2); // the engine is not closed after a fatal error
+                exit_now(2); // the engine is not closed after a fatal error
+            }
+            if !interrupted {
+                exit_now(3); // the engine may have been left closing (CLOSE_AFTER_FAILURE)
             }
             3
         }
         Err(e) => {
             emit("failed", json!({"error": format!("{}: {}", e.type_name(), e.message), "fatal": e.kind == Kind::Fatal, "t": now()}));
-            2
+            exit_now(2)
         }
     }
 }
@@ -144,9 +162,26 @@ fn run(spec_path: &Path) -> Result<(String, Option<Error>)> {
     let fatal = matches!(&outcome, Ok((_, Some(e))) if e.kind == Kind::Fatal) || matches!(&outcome, Err(e) if e.kind == Kind::Fatal);
     if !fatal {
         drop(workload);
-        if let Err(e) = store.close() {
+        let failed = matches!(&outcome, Ok((_, Some(e))) if e.message != "interrupted") || outcome.is_err();
+        let closed = if failed { close_within(&store, CLOSE_AFTER_FAILURE) } else { store.close() };
+        if let Err(e) = closed {
             emit("close_failed", json!({"error": e.message}));
         }
     }
     outcome
+}
+
+/// Closes the store on a thread of its own and waits at most `limit`: an engine that failed
+/// (a disk that filled without a fatal error code, say) may never finish closing.
+fn close_within(store: &Arc<RecordStore>, limit: std::time::Duration) -> Result<()> {
+    let (done, wait) = std::sync::mpsc::channel();
+    let closing = store.clone();
+    std::thread::spawn(move || {
+        let _ = done.send(closing.close());
+    });
+    match wait.recv_timeout(limit) {
+        Ok(result) => result,
+        Err(_) => Err(Error::other(format!("the engine did not close within {} s after the failure; left to the \
+                                            process's exit", limit.as_secs()))),
+    }
 }

@@ -1,0 +1,182 @@
+"""Room for a system's data: the size it is expected to reach, a refusal before it starts when
+the device cannot hold that, and the cause named when a disk fills during a run.
+
+The expected size is the documents the load leaves (the workload's own count per collection,
+as the progress bar uses) times the mean BSON size of that collection's documents, measured on
+the first SAMPLE_DOCS documents each of the workload's loaders generates (a collection no sample
+reached, e.g. sysbench's 2nd to 16th, is sized at the mean of all sampled documents), plus, for
+a system with an oplog, the oplog's copy of them up to its size, plus the journal the engine
+keeps whatever the data: WiredTiger's current log file and the one it preallocates (100 MB each,
+its default file_max, which mongod leaves), RocksDB's write-ahead log of what its write buffers
+hold (MongoRocks: 4 x 64 MB unless the params scale them). It leaves out index entries, page fill
+and compression, so it is a floor: the README gives what the engines' files measured against it.
+"""
+from __future__ import annotations
+
+import os
+import re
+import threading
+from pathlib import Path
+
+import bson
+
+from ..metrics.sampler import dir_size
+
+SAMPLE_DOCS = 1000
+MB = 1 << 20
+WIREDTIGER_LOG_FILE = 100 * MB      # WiredTiger's log file_max default
+ROCKSDB_WRITE_BUFFERS = (64, 4)     # MongoRocks' write_buffer_size (MB) and max_write_buffer_number
+# How the engines and the OS word a full disk (WiredTiger and RocksDB pass on strerror's text).
+NO_SPACE = re.compile(r"no space left on device|ENOSPC|os error 28", re.IGNORECASE)
+# A device with less than this free after a failure is full, whatever the error said (a runner
+# that went silent on a full disk said nothing).
+FULL_BELOW = MB
+
+
+def human(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TiB"
+
+
+class _Enough(Exception):
+    """A loader has given its sample."""
+
+
+class _SampleStore:
+    """Takes a loader's insert_many calls and keeps the BSON sizes of the first documents: the
+    first SAMPLE_DOCS in all (then the loader is stopped), or with `per_collection` the first
+    SAMPLE_DOCS of each collection."""
+
+    def __init__(self, per_collection: bool = False):
+        self.per_collection = per_collection
+        self.bytes: dict[str, int] = {}
+        self.docs: dict[str, int] = {}
+
+    def insert_many(self, collection: str, docs: list, *args, **kwargs):
+        for doc in docs:
+            if self.per_collection and self.docs.get(collection, 0) >= SAMPLE_DOCS:
+                break
+            if not self.per_collection and sum(self.docs.values()) >= SAMPLE_DOCS:
+                raise _Enough
+            self.bytes[collection] = self.bytes.get(collection, 0) + len(bson.encode(doc))
+            self.docs[collection] = self.docs.get(collection, 0) + 1
+        return len(docs)
+
+    def __getattr__(self, name):  # schema calls and anything else a loader makes: no data
+        return lambda *args, **kwargs: None
+
+
+class _Rec:
+    def call(self, op, fn, *args, items=None, **kwargs):
+        return fn(*args)
+
+    def count(self, *args, **kwargs):
+        pass
+
+
+def _loaders(workload) -> list:
+    """The workload's load callables fn(store, rec, stop), as its Python version defines them."""
+    name = workload.name
+    if name in ("linkbench", "sysbench"):
+        return workload.load_threads(1)
+    if name == "tokumx":
+        return [workload.inserter()] if workload.cfg.experiment == "insert" else workload.load_threads()
+    if name == "iibench":
+        return [workload._writer(0)]
+    if name == "flashback":
+        # Users, then posts, then the activity log, each collection to its end: the generator
+        # runs on the same settings with at most SAMPLE_DOCS documents of each (a document's size
+        # depends on the byte settings, not on how many there are).
+        from dataclasses import replace
+        from ..flashback.appmix import AppMix
+        cfg = workload.app.cfg
+        small = AppMix(replace(cfg, users=min(cfg.users, SAMPLE_DOCS), posts=min(cfg.posts, SAMPLE_DOCS),
+                               capped_mb=min(cfg.capped_mb, SAMPLE_DOCS * cfg.event_bytes / MB)))
+
+        def dataset(store, rec, stop):
+            for collection, docs in small.load_batches():
+                store.insert_many(collection, docs)
+        return [dataset]
+    raise ValueError(f"no loader to size for workload {name!r}")
+
+
+def document_sizes(workload) -> dict[str, float]:
+    """Mean BSON bytes per document, per collection sampled."""
+    total_bytes: dict[str, int] = {}
+    total_docs: dict[str, int] = {}
+    for loader in _loaders(workload):
+        store = _SampleStore(per_collection=workload.name == "flashback")
+        try:
+            loader(store, _Rec(), threading.Event())
+        except _Enough:
+            pass
+        for collection, n in store.docs.items():
+            total_docs[collection] = total_docs.get(collection, 0) + n
+            total_bytes[collection] = total_bytes.get(collection, 0) + store.bytes[collection]
+    return {c: total_bytes[c] / total_docs[c] for c in total_docs if total_docs[c]}
+
+
+def data_estimate(workload) -> dict:
+    """What the load leaves, in documents and BSON bytes (the same for every system of a run)."""
+    expected = workload.expected_after_load()
+    sizes = document_sizes(workload)
+    overall = sum(sizes.values()) / len(sizes) if sizes else 0.0
+    return {"documents": sum(expected.values()),
+            "bytes": int(sum(n * sizes.get(collection, overall) for collection, n in expected.items())),
+            "bytes_per_document": {c: round(b, 1) for c, b in sizes.items()}}
+
+
+def expected_size(data: dict, system: dict) -> dict:
+    """What this system's data is expected to reach after the load (at least), and how that was
+    reckoned."""
+    options = system.get("options") or {}
+    oplog_mb = options.get("oplog_size_mb", 1024)
+    oplog = min(data["bytes"], oplog_mb * MB) if options.get("oplog") else 0
+    how = [f"{data['documents']:,} documents x their mean BSON size"]
+    if oplog:
+        how.append(f"the oplog's copy up to {oplog_mb} MB")
+    journal = 0
+    if system.get("engine") == "wiredtiger" and options.get("log", True):
+        journal = 2 * WIREDTIGER_LOG_FILE
+        how.append("WiredTiger's log file and the one it preallocates")
+    elif system.get("engine") == "rocksdb":
+        buffer_mb, buffers = (options.get("write_buffer_mb") or ROCKSDB_WRITE_BUFFERS[0],
+                              options.get("max_write_buffers") or ROCKSDB_WRITE_BUFFERS[1])
+        journal = min(data["bytes"] + oplog, buffer_mb * buffers * MB)
+        how.append(f"RocksDB's write-ahead log of its {buffers} x {buffer_mb} MB write buffers")
+    return {**data, "bytes": data["bytes"] + oplog + journal,
+            "how": ", plus ".join(how) + "; index entries, page fill and compression not counted"}
+
+
+def free_bytes(path: Path) -> int:
+    """Free bytes on the filesystem holding `path` (or its nearest existing parent), for this
+    process: root may write into the blocks a filesystem reserves for it, others may not."""
+    path = Path(path)
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    stat = os.statvfs(path)
+    return (stat.f_bfree if os.geteuid() == 0 else stat.f_bavail) * stat.f_frsize
+
+
+def refusal(data_dir: Path, estimate: dict) -> str | None:
+    """Why the system cannot start here, or None when its expected size fits."""
+    free = free_bytes(data_dir)
+    if free >= estimate["bytes"]:
+        return None
+    return (f"not enough space for this system's data: {data_dir} has {human(free)} free, and its data is "
+            f"expected to reach {human(estimate['bytes'])} ({estimate['how']}); point ENGINEBENCH_DATA at a "
+            "larger filesystem or run a smaller scale")
+
+
+def no_space_cause(error: str | None, data_dir: Path) -> str | None:
+    """'no space left on device: ...' when a failure came from a full disk: the runner's error
+    says so, or the device holding the data has (almost) nothing left. Read before the data is
+    deleted: the size is what this system's files reached."""
+    free = free_bytes(data_dir)
+    if not (error and NO_SPACE.search(error)) and free >= FULL_BELOW:
+        return None
+    size = dir_size(data_dir)[0] if Path(data_dir).exists() else 0
+    return f"no space left on device: {data_dir} ({human(free)} free, this system's data reached {human(size)})"

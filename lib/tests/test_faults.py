@@ -1,0 +1,265 @@
+"""Faults met as a user meets them: a full disk, a hung runner, a driver killed outright. Each ends
+within a minute with its cause named in the terminal, the manifest and on top of the report; what
+was measured is kept, and no process, cgroup or data folder is left (README: "When a run goes
+wrong")."""
+import html
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import psutil
+import pytest
+
+from enginebench import driver
+from enginebench.params import load_params
+from enginebench.report.html import banner
+from enginebench.report.rundata import load_run
+from enginebench.resources import space
+from enginebench.workloads import build_workload
+from test_resources import leftover_groups
+
+NO_SPACE = re.compile(r"no space left on device: (?P<path>\S+) \((?P<free>[\d.]+ \w+) free, this system's data "
+                      r"reached (?P<size>[\d.]+ \w+)\)")
+
+
+def _top_of_report(run_dir: Path) -> str:
+    """The report banner's first line (the cause goes there), as the reader sees its text."""
+    text = banner(load_run(run_dir))
+    return html.unescape(text[text.index("<div"):].split("<br>")[0])
+
+
+def _runners_left() -> list:
+    return [p for p in psutil.Process().children(recursive=True) if p.is_running()
+            and p.status() != psutil.STATUS_ZOMBIE]
+
+
+def _nothing_left(data: Path) -> None:
+    left = [str(p) for p in data.rglob("*")] if data.exists() else []
+    assert not left, f"left in the data folder: {left}"
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    """Mounts a tmpfs of the given size; skips, saying why, where mounting is not allowed."""
+    mounted = []
+
+    def mount(size: str) -> Path:
+        point = tmp_path / f"tmpfs{len(mounted)}"
+        point.mkdir()
+        out = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(point)],
+                             capture_output=True, text=True)
+        if out.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here (mount -t tmpfs: {out.stderr.strip() or out.returncode})")
+        mounted.append(point)
+        return point
+    yield mount
+    for point in mounted:
+        subprocess.run(["umount", str(point)], check=True)
+
+
+def test_a_system_that_cannot_fit_is_refused_before_it_starts(tmp_path, tmpfs):
+    # The issue's own case: linkbench_cached at the smoke scale on a 6 MB device.
+    data = tmpfs("6m")
+    env = {**os.environ, "ENGINEBENCH_RESULTS": str(tmp_path / "results"), "ENGINEBENCH_DATA": str(data)}
+    started = time.time()
+    out = subprocess.run([sys.executable, "-m", "enginebench", "run", "linkbench_cached", "--scale", "smoke"],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and time.time() - started < 60
+    run_dir = next((tmp_path / "results").glob("linkbench_cached/*"))
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "failed"
+    wt = manifest["systems"]["wt.op1"]
+    refusal = (f"not enough space for this system's data: {data}/linkbench_cached/{run_dir.name}/wt.op1 has 6.0 MiB "
+               f"free, and its data is expected to reach {space.human(wt['expected_size']['bytes'])}")
+    assert wt["status"] == "failed" and wt["error"].startswith(refusal)
+    assert wt["expected_size"]["bytes"] > 6 << 20
+    assert f"enginebench: wt.op1 failed: {refusal}" in out.stderr
+    assert refusal in _top_of_report(run_dir)
+    assert not (run_dir / "wt.op1" / "events.jsonl").exists(), "nothing was started"
+    _nothing_left(data)
+
+
+@pytest.mark.parametrize("label", ["wt.op1", "lmdb.op1"])  # WiredTiger panics; LMDB returns the error
+def test_a_disk_that_fills_during_a_run_names_its_cause(label, tmp_path, tmpfs, monkeypatch, capfd):
+    params = load_params("linkbench_cached", "smoke")
+    params["systems"] = [s for s in params["systems"] if s["label"] == label]
+    workload = build_workload({"name": "linkbench", "params": {k: v for k, v in params["workload"].items()
+                                                              if k != "name"}})
+    room = space.expected_size(space.data_estimate(workload), params["systems"][0])["bytes"]
+    data = tmpfs(f"{(room >> 20) + 24}m")  # the system fits when it starts
+    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("ENGINEBENCH_DATA", str(data))
+    monkeypatch.setattr(driver, "load_params", lambda exp, scale: params)
+    filled = {}
+
+    def fill_when_the_load_starts():
+        # Another process takes the rest of the device while the system loads.
+        while not filled.get("stop"):
+            events = list((tmp_path / "results").glob(f"linkbench_cached/*/{label}/events.jsonl"))
+            if events and '"phase_start"' in events[0].read_text():
+                break
+            time.sleep(0.02)
+        with open(data / "filler", "wb") as fh:
+            try:
+                while True:
+                    fh.write(b"\0" * (1 << 20))
+                    fh.flush()
+            except OSError:
+                filled["at"] = time.time()
+    filler = threading.Thread(target=fill_when_the_load_starts, daemon=True)
+    filler.start()
+    try:
+        run_dir = driver.run("linkbench_cached", "smoke", "embedded")
+    finally:
+        filled["stop"] = True
+        filler.join(timeout=30)
+    ended = time.time()
+    assert "at" in filled, "the filler never ran"
+    assert ended - filled["at"] < 60, "the fault must end the system within a minute"
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    system = manifest["systems"][label]
+    assert manifest["status"] == "failed" and system["status"] == "failed"
+    found = NO_SPACE.fullmatch(system["error"])
+    assert found, system["error"]
+    assert found["path"] == f"{data}/linkbench_cached/{run_dir.name}/{label}" and found["free"] == "0 B"
+    assert float(found["size"].split()[0]) > 0
+    assert "No space left on device" in system["engine_error"]
+    assert system["error"] in capfd.readouterr().err
+    assert system["error"] in _top_of_report(run_dir)
+    events = [json.loads(line) for line in (run_dir / label / "events.jsonl").read_text().splitlines()]
+    assert any(e["event"] == "done" and e.get("fatal") for e in events), "the runner reported the fatal error"
+    assert (run_dir / "intervals.parquet").exists(), "what was measured before the disk filled is kept"
+    (data / "filler").unlink()
+    _nothing_left(data)
+    assert not _runners_left()
+    assert not leftover_groups(run_dir.name)
+
+
+def _hung_run(tmp_path, monkeypatch, on_failure):
+    params = load_params("linkbench_cached", "smoke")
+    params["systems"] = [s for s in params["systems"] if s["label"] in ("wt.op1", "rx.op1")]
+    params["supervision"].update(hung_floor_s=5, on_failure=on_failure)
+    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "data"))
+    monkeypatch.setattr(driver, "load_params", lambda exp, scale: params)
+    monkeypatch.setattr(driver, "SPEC_EXTRA", {"hang_at_phase": "run"})  # the runner never reports after it starts
+    started = time.time()
+    run_dir = driver.run("linkbench_cached", "smoke", "embedded")
+    return run_dir, time.time() - started, json.loads((run_dir / "manifest.json").read_text())
+
+
+def test_a_hung_runner_is_killed_its_system_failed_and_the_run_goes_on(tmp_path, monkeypatch, capfd):
+    run_dir, seconds, manifest = _hung_run(tmp_path, monkeypatch, "next_system")
+    # Each: its load, 5 s of silence in the measured phase, 10 s for a SIGTERM it ignores.
+    assert seconds < 2 * 40
+    assert manifest["status"] == "failed"
+    for label in ("wt.op1", "rx.op1"):
+        system = manifest["systems"][label]
+        assert system["status"] == "failed"
+        assert re.match(r"hung: no event for [67] s in phase run \(last: phase_start of run\); bound: "
+                        r"max\(supervision.hung_intervals 3 x the 2-s interval, supervision.hung_floor_s 5\) = 6 s",
+                        system["error"]), system["error"]
+        assert system["error"].endswith("the runner was stopped (SIGTERM, then SIGKILL)")
+        kinds = [e["event"] for e in system["last_events"]]
+        assert kinds[-2:] == ["phase_start", "signal"], kinds  # it got the SIGTERM and did nothing
+        assert system["load_verified"]["ok"]
+    assert "[wt.op1] failed: hung: no event for " in capfd.readouterr().err
+    assert "wt.op1 failed: hung: no event" in _top_of_report(run_dir)
+    load = load_run(run_dir).intervals
+    assert set(load["system"]) == {"wt.op1", "rx.op1"} and set(load["phase"]) == {"load"}, "the loads are kept"
+    assert not _runners_left()
+    _nothing_left(tmp_path / "data")
+
+
+def test_a_failed_system_stops_the_run_when_the_params_say_so(tmp_path, monkeypatch):
+    run_dir, seconds, manifest = _hung_run(tmp_path, monkeypatch, "stop")
+    assert seconds < 40
+    assert list(manifest["systems"]) == ["wt.op1"]
+    assert manifest["stopped"].startswith("The run stopped after wt.op1 failed (supervision.on_failure: stop)")
+    page = banner(load_run(run_dir))
+    assert manifest["stopped"] in page and "Not run: rx.op1" in page
+    assert not _runners_left()
+    _nothing_left(tmp_path / "data")
+
+
+def _kill_the_driver_during_the_load(tmp_path) -> tuple[Path, list]:
+    """linkbench_uncached_disk at the default scale (its runner in a cgroup), its driver killed with
+    SIGKILL once the load reported an interval; returns the run folder and the runner process."""
+    env = {**os.environ, "ENGINEBENCH_RESULTS": str(tmp_path / "results"), "ENGINEBENCH_DATA": str(tmp_path / "data")}
+    proc = subprocess.Popen([sys.executable, "-m", "enginebench", "run", "linkbench_uncached_disk", "--scale", "default"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        found = list((tmp_path / "results").glob("linkbench_uncached_disk/*/wt.op1/events.jsonl"))
+        if found and '"interval"' in found[0].read_text():
+            break
+        assert proc.poll() is None
+        time.sleep(0.2)
+    else:
+        pytest.fail("the load never reported an interval")
+    runners = [p for p in psutil.Process(proc.pid).children(recursive=True) if p.name() == "enginebench-runner"]
+    assert runners
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    return found[0].parent.parent, runners
+
+
+def _next_run(tmp_path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "ENGINEBENCH_RESULTS": str(tmp_path / "results"), "ENGINEBENCH_DATA": str(tmp_path / "data")}
+    return subprocess.run([sys.executable, "-m", "enginebench", "run", "tokumx_read", "--scale", "smoke"],
+                          env=env, capture_output=True, text=True, timeout=300)
+
+
+def _died_with_what_it_measured(run_dir: Path, found_by: str) -> None:
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["status"] == "died" and manifest["died"]["found_by"] == found_by
+    system = manifest["systems"]["wt.op1"]
+    assert system["status"] == "died" and "ended without a word" in system["error"]
+    run = load_run(run_dir)
+    assert (run.intervals["phase"] == "load").any(), "the load's intervals are kept as a table"
+    assert not run.samples.is_empty(), "and the samples taken until the kill"
+    assert _top_of_report(run_dir).startswith("<div class='eb-banner'><b>The run died</b>")
+
+
+def test_kill_9_of_the_driver_the_next_run_marks_it_died_and_cleans_up(tmp_path):
+    run_dir, runners = _kill_the_driver_during_the_load(tmp_path)
+    killed = time.time()
+    assert (tmp_path / "data" / "linkbench_uncached_disk" / run_dir.name).is_dir()
+    out = _next_run(tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"enginebench: {run_dir}: its driver is gone; marked died" in out.stderr
+    assert f"removed {tmp_path / 'data' / 'linkbench_uncached_disk' / run_dir.name}" in out.stderr
+    _died_with_what_it_measured(run_dir, "the next run")
+    gone, alive = psutil.wait_procs(runners, timeout=10)
+    assert not alive, f"left behind: {alive}"
+    assert not leftover_groups(run_dir.name), "the dead run's cgroups are removed"
+    _nothing_left(tmp_path / "data")
+    # The dead run is recognised within a minute of the kill, the next run's own time aside.
+    marked = json.loads((run_dir / "manifest.json").read_text())["died"]["found_at"]
+    from datetime import datetime
+    assert datetime.fromisoformat(marked).timestamp() - killed < 60
+
+
+def test_kill_9_of_the_driver_make_compare_and_reports_show_it_died(tmp_path):
+    run_dir, _ = _kill_the_driver_during_the_load(tmp_path)
+    env = {**os.environ, "ENGINEBENCH_RESULTS": str(tmp_path / "results"), "ENGINEBENCH_REPORTS": str(tmp_path / "reports")}
+    out = subprocess.run([sys.executable, "-m", "enginebench", "compare", str(run_dir), str(run_dir)],
+                         env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    _died_with_what_it_measured(run_dir, "make compare")
+    assert "status died" in next((tmp_path / "reports").glob("compare-*.html")).read_text()
+    out = subprocess.run([sys.executable, "-m", "enginebench", "reports"], env=env, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert ">died<" in (tmp_path / "reports" / "index.html").read_text()
+    # Only a run cleans up scratch folders (it is the one that needs the room).
+    assert (tmp_path / "data" / "linkbench_uncached_disk" / run_dir.name).is_dir()
+    assert _next_run(tmp_path).returncode == 0
+    _nothing_left(tmp_path / "data")
+    assert not leftover_groups(run_dir.name)
