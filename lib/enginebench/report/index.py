@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+from ..families import FAMILIES
 from ..paths import reports_dir, results_dir
 from ..results.rundir import settle_all
 from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, verdict_counts
@@ -13,20 +14,13 @@ from .html import STYLE
 from . import repeats
 from .rundata import load_run
 
-CLAIM_TABLES = {"linkbench": "enginebench.report.linkbench:claims_table",
-                "iibench": "enginebench.report.iibench:claims_table",
-                "sysbench": "enginebench.report.sysbench:claims_table",
-                "tokumx": "enginebench.report.tokumx:claims_table",
-                "flashback": "enginebench.report.flashback:claims_table"}
 
 
 def claims_for(run) -> dict | None:
-    target = CLAIM_TABLES.get(run.manifest["params"]["notebook"])
-    if target is None:
+    family = FAMILIES.get(run.manifest["params"]["notebook"])
+    if family is None:
         return None
-    module, name = target.split(":")
-    claims_table = getattr(__import__(module, fromlist=[name]), name)
-    return verdict_counts(repeats.claims(run, claims_table))
+    return verdict_counts(repeats.claims(run, family.report_module().claims_table))
 
 
 def runs_by_experiment(base: Path) -> dict[str, list[Path]]:

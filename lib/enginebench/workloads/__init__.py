@@ -1,7 +1,7 @@
 """Workloads by name. Each exposes run_plan(store, phases, emit, abort) -> status."""
 from __future__ import annotations
 
-WORKLOADS = ("linkbench", "iibench", "sysbench", "tokumx", "flashback")
+from ..families import NAMES as WORKLOADS
 
 
 def plan_steps(params: dict) -> list[dict]:
