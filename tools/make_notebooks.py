@@ -309,7 +309,7 @@ Inserts: the rate per interval, with the intervals below half the mean marked (t
 drops", which it traced to bursts of disk writes), then the MB/s the engine's process wrote.
 Client sweeps: the rate per interval as clients were added, one count after another."""),
     ("code", """series = tk.insert_series(run) if kind == "insert" else pl.DataFrame()
-interval_s = params["workload"]["interval_s"]
+interval_s = params["phases"]["load"]["interval_s"]
 if kind == "insert":
     figures = [tc.insert_rate_chart(series, interval_s), tc.writes_chart(series)]
 else:

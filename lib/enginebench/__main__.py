@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(load_params(args.exp, args.scale), indent=2))
         elif args.command == "experiment":
             from .experiment import run_experiment
-            from .driver import TARGETS
+            from .targets import TARGETS
             if args.target not in TARGETS:
                 raise ValueError(f"unknown target {args.target!r}; allowed: {', '.join(TARGETS)}")
             load_params(args.exp, args.scale)  # fail fast, before anything starts

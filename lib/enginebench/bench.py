@@ -145,7 +145,7 @@ def main() -> Path:
     print("linkbench_cached, default scale (the README's figures):")
     headline = phase_figures(_run(*LINKBENCH))
     print_table(headline)
-    print(f"\nevery family at its smoke scale (seconds of work per phase):")
+    print("\nevery family at its smoke scale (seconds of work per phase):")
     families = [row for exp in FAMILIES for row in phase_figures(_run(exp, "smoke"))]
     print_table(families)
     clients = client_cost()

@@ -13,84 +13,31 @@ marked died, and their scratch folders removed, by the next run (results/rundir.
 """
 from __future__ import annotations
 
-import ctypes
 import json
-import os
-import queue
 import shutil
 import signal
-import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
-import psutil
-
-from .metrics import perfshare
-from .metrics.sampler import Sampler, device_of
+from .metrics.sampler import device_of
 from .resources import space
 from .resources.profiles import ResourcePlan, SystemResources, plan_resources
 from .params import load_params
 from .results import scratch as scratch_folders
 from .results.rundir import RunFolder, settle_all
 from .runner import native
-from .targets import resolve_target
-from .watchdog import Watchdog
-from .workloads import build_workload, plan_steps, runner_params
+from .runner.plan import load_threads, plan_steps
+from .supervision import RUNNER_ENV, Supervision, SystemRun
+from .targets import TARGETS, resolve_target
+from .workloads import build_workload, runner_params
 
-TARGETS = ("auto", "embedded", "mongod", "uri")
-# glibc gives every thread that allocates its own arena; with the engines' background threads
-# that fragments the runner's memory by tens of MB, which counts against a memory profile.
-# (mongod links tcmalloc for the same reason.) Recorded in each run's manifest.
-RUNNER_ENV = {"MALLOC_ARENA_MAX": "2"}
-STOP_GRACE_S = 60
-# A hung runner gets this long to act on SIGTERM before SIGKILL: it is not expected to.
-HUNG_GRACE_S = 10
-# After its last event (done, failed) a runner exits at once; one that does not is killed.
-EXIT_GRACE_S = 10
-# Events kept in the manifest of a system that hung or failed, to say what it was doing.
-LAST_EVENTS = 5
 # Test-only: keys added to every runner spec (hang_at_phase makes a runner hang; see lib/native).
 SPEC_EXTRA: dict = {}
 
 
 class RunAborted(KeyboardInterrupt):
     """The run was interrupted; its folder is kept and marked aborted."""
-
-
-def _die_with_parent() -> None:
-    # The runner must not outlive the parent (e.g. a killed notebook kernel): PR_SET_PDEATHSIG.
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(1, signal.SIGTERM)
-
-
-class Progress:
-    """tqdm bars on a terminal; one plain line per interval when headless or in a notebook
-    kernel (papermill relays those lines to the terminal running `make experiment`)."""
-
-    def __init__(self, label: str):
-        self.label = label
-        self.bar = None
-        self.plain = not sys.stderr.isatty() or "ipykernel" in sys.modules
-
-    def phase(self, name: str, total: float | None, unit: str) -> None:
-        self.close()
-        if not self.plain:
-            from tqdm import tqdm
-            self.bar = tqdm(total=total, desc=f"{self.label} {name}", unit=unit, leave=True)
-
-    def advance(self, amount: float, line: str) -> None:
-        if self.bar is not None:
-            self.bar.update(amount)
-            self.bar.set_postfix_str(line, refresh=False)
-        else:
-            print(f"[{self.label}] {line}", file=sys.stderr, flush=True)
-
-    def close(self) -> None:
-        if self.bar is not None:
-            self.bar.close()
-            self.bar = None
 
 
 def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, stop_flag: threading.Event,
@@ -109,21 +56,19 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
             folder.record_system(result)
             return result
     data_dir.mkdir(parents=True)
-    phases = dict(params["phases"])
+    name = params["workload"]["name"]
     # Where a workload may keep files of its own (flashback: the recorder's capture, which the
     # systems after it replay from the run folder).
-    phases.update(run_dir=str(folder.path), system_dir=str(sys_dir))
-    if not system.get("measure_requests", True):
-        phases["intervals"] = 0
+    context = {"run_dir": str(folder.path), "system_dir": str(sys_dir)}
     spec = {"system": {**system, "target": target["kind"]}, "data_dir": str(data_dir),
-            "workload": {"name": params["workload"]["name"],
-                         "params": {k: v for k, v in params["workload"].items() if k != "name"}},
-            "phases": phases, **SPEC_EXTRA}
-    expected = build_workload(spec["workload"]).expected_after_load()  # what the progress bar counts to
+            "workload": {"name": name, "params": {k: v for k, v in params["workload"].items() if k != "name"}},
+            "context": context, "plan": plan_steps(params, system), "max_errors": params["phases"]["max_errors"],
+            **SPEC_EXTRA}
+    # What the progress display counts to.
+    expected = build_workload(name, spec["workload"]["params"]).expected_after_load(load_threads(params))
     spec_path = sys_dir / "spec.json"
-    if native.runs_natively(target["kind"], params["workload"]["name"]):
+    if native.runs_natively(target["kind"]):
         spec["workload"]["params"] = runner_params(params, system, folder.path, sys_dir)
-        spec.update(plan=plan_steps({**params, "phases": phases}), max_errors=phases["max_errors"])
         command = native.command(spec_path)
     else:
         command = None  # the Python runner, in the server's client environment
@@ -145,8 +90,8 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
                             drop_database=target["kind"] == "uri",
                             keep_data=bool(params.get("keep_data")))
                 spec_path.write_text(json.dumps(spec, indent=2))
-            _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, phases, stop_flag,
-                       resources, result, server, command, scratch)
+            Supervision(SystemRun(folder, params, label, sys_dir, spec_path, data_dir, expected, stop_flag,
+                                  resources, result, server, command, scratch)).run()
         finally:
             if server is not None:
                 server.stop()
@@ -156,244 +101,6 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
             result["resources"] = resources.report()
             folder.record_system(result)
     return result
-
-
-def _activity(pids: list[int]) -> tuple[float, int]:
-    """CPU seconds and bytes read and written so far by these processes (the watchdog's sign
-    of life between phases)."""
-    cpu, moved = 0.0, 0
-    for pid in pids:
-        try:
-            process = psutil.Process(pid)
-            with process.oneshot():
-                times, io = process.cpu_times(), process.io_counters()
-            cpu += times.user + times.system
-            moved += io.read_bytes + io.write_bytes
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            pass
-    return cpu, moved
-
-
-def _brief(event: dict) -> dict:
-    """An event as the manifest keeps it among a system's last ones: without its histograms."""
-    out = {k: v for k, v in event.items() if k not in ("engine", "traceback")}
-    if isinstance(event.get("ops"), dict):  # an interval's: counts only
-        out["ops"] = {name: {k: o.get(k) for k in ("count", "items", "errors")} for name, o in event["ops"].items()}
-    return out
-
-
-def _supervise(folder, params, label, sys_dir, spec_path, data_dir, expected, phases, stop_flag, resources,
-               result, server=None, command=None, scratch=None) -> None:
-    """Start the runner inside the system's resource profile, relay and keep its events, sample it,
-    and bound every wait on it (watchdog.py).
-
-    A reader thread drains the runner's stdout into a queue the whole time, so the runner can
-    never block on a full pipe, not even while it is being stopped.
-    """
-    def preexec():
-        _die_with_parent()
-        if server is None:  # an embedded runner is the server; a mongod's client stays outside
-            resources.preexec()
-    stderr = open(sys_dir / "runner.log", "w")
-    python = server.python if server is not None else sys.executable  # legacy pymongo for old servers
-    proc = subprocess.Popen(command or [python, "-m", "enginebench.runner.child", str(spec_path)],
-                            stdout=subprocess.PIPE, stderr=stderr, text=True, preexec_fn=preexec,
-                            env={**os.environ, **RUNNER_ENV})
-    lines: queue.Queue = queue.Queue()
-
-    def read_events():
-        for line in proc.stdout:
-            lines.put(line)
-        lines.put(None)  # end of stream: the runner has closed its stdout
-    threading.Thread(target=read_events, name="runner-events", daemon=True).start()
-    watched = [proc.pid] + (list(server.pids) if server is not None else [])
-    if scratch is not None:  # so that a later run can end them if this driver dies
-        scratch.started(watched)
-    plan = json.loads(spec_path.read_text()).get("plan") or []
-    watchdog = Watchdog(params["supervision"], max((s.get("seconds", 0) for s in plan if s.get("step") == "quiesce"),
-                                                   default=0.0))
-    hung = None
-    if server is None:
-        sampler = Sampler([proc.pid], data_dir, params["metrics"]["sample_s"], extra=resources.io_counters)
-    else:  # the server processes, summed and one by one
-        sampler = Sampler(server.pids, data_dir, params["metrics"]["sample_s"],
-                          extra=lambda: {**resources.io_counters(), **server.counters()})
-    sampler.start()
-    progress = Progress(label)
-    interrupted = False
-    events_file = open(sys_dir / "events.jsonl", "w")
-    # Samples go to disk as they come, so a driver killed outright leaves them for its run's
-    # folder (results/rundir.py settle) as it leaves the events.
-    samples_file = open(sys_dir / "samples.jsonl", "w")
-    samples_written = 0
-
-    def save_samples():
-        nonlocal samples_written
-        taken = sampler.samples[samples_written:]
-        for row in taken:
-            samples_file.write(json.dumps(row) + "\n")
-        samples_file.flush()
-        samples_written += len(taken)
-    # Whose code the native runner's CPU went to, per phase (metrics/perfshare.py).
-    profile, reason = (perfshare.available() if command else (False, "a server target: its own processes"))
-    result["cpu_attribution"] = {} if profile else {"unavailable": reason}
-    profiler = None
-
-    def keep(line: str) -> dict:
-        events_file.write(line)
-        events_file.flush()
-        event = json.loads(line)
-        result["events"].append(event)
-        return event
-    final_at = None  # when the runner sent its last event (done, failed)
-    overdue = False  # it sent it, and did not exit
-    next_check = 0.0
-    try:
-        while True:
-            try:
-                line = lines.get(timeout=0.5)
-            except queue.Empty:
-                line = ""
-            if time.monotonic() >= next_check:  # also while events flow: a livelock reports often
-                next_check = time.monotonic() + 0.5
-                save_samples()
-                if final_at is not None and time.monotonic() - final_at > EXIT_GRACE_S:
-                    result["exit_note"] = f"the runner did not exit within {EXIT_GRACE_S} s of its last event; killed"
-                    overdue = True
-                    break
-                hung = watchdog.check(*_activity(watched))
-                if hung:
-                    print(f"[{label}] {hung}; stopping the runner (SIGTERM, then SIGKILL after {HUNG_GRACE_S} s)",
-                          file=sys.stderr, flush=True)
-                    _stop(proc, lines, keep, HUNG_GRACE_S)
-                    break
-            if line == "":
-                continue
-            if line is None:
-                break
-            event = keep(line)
-            watchdog.event(event)
-            if event.get("event") in ("done", "failed"):
-                final_at = time.monotonic()
-            if event.get("event") == "load_verified" and not resources.plan.storage_during_load:
-                resources.limit_storage()  # the measured phases run on the profile's device
-            if profile and event.get("event") == "phase_start":
-                profiler = perfshare.Profiler(proc.pid, sys_dir / f"perf-{event['phase'].replace(' ', '_')}.data")
-                if scratch is not None:
-                    scratch.started(watched + [profiler.proc.pid])
-            elif profiler is not None and event.get("event") == "phase_end":
-                result["cpu_attribution"][event["phase"]] = profiler.stop(command[0])
-                profiler = None
-            _show(progress, event, expected, phases)
-        try:
-            proc.wait(timeout=0 if overdue or hung else EXIT_GRACE_S)  # its output has ended: it is exiting
-        except subprocess.TimeoutExpired:
-            result.setdefault("exit_note", f"the runner closed its output but did not exit within {EXIT_GRACE_S} s; "
-                                           "killed")
-            _stop(proc, lines, keep, 0)
-    except BaseException:
-        # Interrupted: stop the runner (it closes the engine cleanly), keeping what it still sends.
-        interrupted = True
-        _stop(proc, lines, keep)
-        raise
-    finally:
-        if proc.poll() is None:  # never delete files under a live engine
-            _stop(proc, lines, keep)
-        if profiler is not None:
-            profiler.stop(command[0])
-        progress.close()
-        sampler.stop()
-        if server is not None:  # never delete a dbpath under a live mongod
-            server.stop()
-        stderr.close()
-        events_file.close()
-        save_samples()
-        samples_file.close()
-        samples = sampler.samples
-        result["samples"] = samples
-        result["sampler_cpu_s"] = sampler.cpu_s
-        result["device"] = sampler.device.name if sampler.device else None
-        final = [e for e in result["events"] if e.get("event") in ("done", "failed")]
-        last = final[-1] if final else {}
-        if hung:
-            result["status"] = "failed"
-            result["error"] = f"{hung}; the runner was stopped (SIGTERM, then SIGKILL)"
-        elif last.get("event") == "done":
-            result["status"], result["error"] = last["status"], last.get("error")
-        elif last.get("event") == "failed":
-            result["status"], result["error"] = "failed", last["error"]
-        else:
-            result["status"] = "aborted" if (interrupted or stop_flag.is_set()) else "failed"
-            result["error"] = ("interrupted" if result["status"] == "aborted" else
-                               f"runner exited with code {proc.returncode}; see {sys_dir / 'runner.log'}")
-        if result["status"] == "failed":
-            # Named while the data is still there: how much free space is left, how far it got.
-            cause = space.no_space_cause(result["error"], data_dir)
-            if cause:
-                result["engine_error"], result["error"] = result["error"], cause
-            result["last_events"] = [_brief(e) for e in result["events"][-LAST_EVENTS:]]
-        if not params.get("keep_data"):
-            shutil.rmtree(data_dir, ignore_errors=True)
-
-
-def _stop(proc: subprocess.Popen, lines: queue.Queue, keep, grace_s: float = STOP_GRACE_S) -> None:
-    """SIGTERM the runner, keep its last events, SIGKILL it after the grace period. Further
-    SIGINT/SIGTERM while stopping are held back: abandoning a live runner would leak it."""
-    held = {}
-    if threading.current_thread() is threading.main_thread():
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            held[signum] = signal.signal(signum, lambda *_: None)
-    def keep_quietly(line):
-        if line is not None:
-            try:
-                keep(line)
-            except ValueError:
-                pass  # a partial last line of a killed runner
-
-    try:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-        deadline = time.time() + grace_s
-        while proc.poll() is None and time.time() < deadline:
-            try:
-                keep_quietly(lines.get(timeout=0.2))
-            except queue.Empty:
-                pass
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        while not lines.empty():  # whatever the runner wrote before it ended
-            keep_quietly(lines.get_nowait())
-    finally:
-        for signum, handler in held.items():
-            signal.signal(signum, handler)
-
-
-def _show(progress: Progress, event: dict, expected: dict, phases: dict) -> None:
-    kind = event["event"]
-    if kind == "phase_start":
-        if event["phase"] == "load":
-            progress.phase("load", sum(expected.values()), "docs")
-        elif event["phase"] in ("run", "warmup"):
-            progress.phase(event["phase"], event["duration_s"], "s")
-    elif kind == "interval":
-        seconds = max(event["t_end"] - event["t_start"], 1e-9)
-        # Count what the workload's tables count (e.g. iibench: documents of INSERT calls only).
-        accounting = event.get("accounting") or {}
-        counted = {name: o for name, o in event["ops"].items()
-                   if not accounting.get("rate_ops") or name in accounting["rate_ops"]}
-        if accounting.get("rate") == "items":
-            amount, unit = sum(o["items"] for o in counted.values()), "docs"
-        else:
-            amount, unit = sum(o["count"] for o in counted.values()), "ops"
-        line = f"{event['phase']} interval {event['interval'] + 1}: {amount / seconds:,.0f} {unit}/s"
-        if event["phase"] == "load":
-            progress.advance(sum(o["items"] for name, o in event["ops"].items() if name in counted), line)
-        else:
-            progress.advance(seconds, line)
-    elif kind in ("load_verified", "consistency", "failed"):
-        summary = {k: v for k, v in event.items() if k not in ("event", "traceback", "examples")}
-        progress.advance(0, f"{kind}: {summary}")
 
 
 def run(exp: str, scale: str = "default", target: str = "auto", repeat: dict | None = None) -> Path:
@@ -416,8 +123,8 @@ def run(exp: str, scale: str = "default", target: str = "auto", repeat: dict | N
     system_plans = {s["label"]: plan_resources(params, s) for s in params["systems"]}
     banner = list(dict.fromkeys(plan.banner() + [line for p in system_plans.values() for line in p.banner()]))
     # How big each system's data gets (resources/space.py), where it is kept on this machine.
-    data = None if resolved["kind"] == "uri" else space.data_estimate(build_workload(
-        {"name": params["workload"]["name"], "params": {k: v for k, v in params["workload"].items() if k != "name"}}))
+    data = None if resolved["kind"] == "uri" else space.data_estimate(
+        build_workload(params["workload"]["name"], params["workload"]), load_threads(params))
     folder = RunFolder.create(params, resolved, resolved["banner"] + banner, plan.describe(), RUNNER_ENV)
     scratch = scratch_folders.Scratch(params["experiment"], folder.run_id).create()
     if repeat:

@@ -1,7 +1,7 @@
 """The experiment families, each in one record: the one place a family is named.
 
-A family is a workload (its params model and its code), a report module (its claims table and
-the tables only it has) and a notebook. The params schema, the workload registry, the reports
+A family is a workload (its params model, what it reads of `phases:`, and its code), a report
+module (its claims table and the tables only it has) and a notebook. The params schema, the workload registry, the reports
 index and the notebook list are all built from FAMILIES, so adding a family means adding its
 files and one line here (README: "Adding a family or an engine").
 """
@@ -30,6 +30,15 @@ class Family:
 
     def workload_module(self) -> ModuleType:
         return importlib.import_module(self.workload)
+
+    @property
+    def params_model(self):
+        """The family's `workload:` model (params/phases.py WorkloadParams)."""
+        return self.workload_module().Params
+
+    def phase_use(self, workload: dict):
+        """What this family reads of `phases:` for these workload params."""
+        return self.params_model.phase_use(workload)
 
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (

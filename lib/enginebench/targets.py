@@ -13,6 +13,7 @@ import re
 
 from .mongod.binary import find_mongod as _find
 
+TARGETS = ("auto", "embedded", "mongod", "uri")
 URI_ENV = "ENGINEBENCH_URI"
 NO_MONGOD = ("TARGET=mongod: no mongod binary found; set MONGOD=/path/to/mongod, name one per system with "
              "`mongod: {binary: ...}` in the params, or put mongod on PATH (see README: The mongod target)")

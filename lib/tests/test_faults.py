@@ -21,6 +21,7 @@ from enginebench.params import load_params
 from enginebench.report.html import banner
 from enginebench.report.rundata import load_run
 from enginebench.resources import space
+from enginebench.runner.plan import load_threads
 from enginebench.workloads import build_workload
 from test_resources import leftover_groups
 
@@ -89,9 +90,8 @@ def test_a_system_that_cannot_fit_is_refused_before_it_starts(tmp_path, tmpfs):
 def test_a_disk_that_fills_during_a_run_names_its_cause(label, tmp_path, tmpfs, monkeypatch, capfd):
     params = load_params("linkbench_cached", "smoke")
     params["systems"] = [s for s in params["systems"] if s["label"] == label]
-    workload = build_workload({"name": "linkbench", "params": {k: v for k, v in params["workload"].items()
-                                                              if k != "name"}})
-    room = space.expected_size(space.data_estimate(workload), params["systems"][0])["bytes"]
+    workload = build_workload("linkbench", params["workload"])
+    room = space.expected_size(space.data_estimate(workload, load_threads(params)), params["systems"][0])["bytes"]
     data = tmpfs(f"{(room >> 20) + 24}m")  # the system fits when it starts
     monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("ENGINEBENCH_DATA", str(data))

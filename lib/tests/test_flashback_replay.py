@@ -52,7 +52,8 @@ def test_real_style_keeps_inter_arrival_times_divided_by_speedup():
     for want, got in zip(offsets, measured):
         assert abs(got - want / 2.0) < 0.03, (measured, offsets)
     lag = replayer.merged().lag
-    assert lag.get_total_count() == len(offsets) and lag.get_max_value() < 15_000  # µs
+    # Under 30 ms late, the tolerance of the offsets above (a shared machine's scheduling noise).
+    assert lag.get_total_count() == len(offsets) and lag.get_max_value() < 30_000  # µs
 
 
 def test_stress_style_does_not_wait_for_the_schedule():
@@ -75,7 +76,9 @@ def test_lag_and_scheduled_latency_grow_when_the_target_cannot_keep_up():
     intended = [decode_histogram(e["ops"]["query"]["intended_hist"]) for e in events
                 if e["event"] == "interval" and "query" in e["ops"]]
     service = [decode_histogram(e["ops"]["query"]["hist"]) for e in events if e["event"] == "interval" and "query" in e["ops"]]
-    assert max(h.get_max_value() for h in intended) > 5 * max(h.get_max_value() for h in service)
+    # Latency from the scheduled start carries the backlog (~180 ms by the last op) on top of the
+    # service time, however long a loaded machine makes each 30 ms call.
+    assert max(h.get_max_value() for h in intended) - max(h.get_max_value() for h in service) > 100_000
 
 
 def test_filter_selects_types_and_keeps_their_original_offsets():

@@ -9,11 +9,11 @@ import pytest
 from enginebench.report import iibench as ib
 from enginebench.report.claims import NOT_EVALUATED
 from enginebench.runner.recorder import PhaseClock, Recorder
-from enginebench.workloads.iibench import IIBench, IIBenchConfig
+from enginebench.workloads.iibench import IIBench, Params
 
 
 def test_documents_follow_the_java_client():
-    bench = IIBench(IIBenchConfig(max_rows=100))
+    bench = IIBench(Params(max_rows=100))
     rng = random.Random(0)
     doc = bench.document(rng)
     assert list(doc) == ["dateandtime", "cashregisterid", "customerid", "productid", "price", "cf1"]
@@ -23,8 +23,8 @@ def test_documents_follow_the_java_client():
 
 
 def test_writers_split_the_rows_in_whole_batches():
-    cfg = IIBenchConfig(max_rows=1_000_003, writers=10, docs_per_insert=10)
-    assert cfg.per_writer == 100_000 and cfg.total_docs == 1_000_000
+    cfg = Params(max_rows=1_000_003, docs_per_insert=10)
+    assert cfg.per_writer(10) == 100_000 and cfg.total_docs(10) == 1_000_000
 
 
 def test_slow_calls_are_counted_per_op():

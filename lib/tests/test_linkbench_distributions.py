@@ -1,5 +1,4 @@
 """The generators against the statistics the workload spec states (linkbench.md)."""
-import math
 import random
 import statistics
 import zlib
@@ -11,7 +10,7 @@ import pytest
 from enginebench.workloads.linkbench.distributions import (
     NLINKS_SEED, InvertibleShuffler, JavaRandom, LinkCounts, MotifData, Zipf, geometric_multiget,
     lognormal_size, nlinks_cdf)
-from enginebench.workloads.linkbench.workload import OP_MIX, LinkBench, LinkBenchConfig
+from enginebench.workloads.linkbench.workload import OP_MIX, LinkBench, Params
 
 
 def test_nlinks_cdf_is_the_published_one():
@@ -94,7 +93,7 @@ def test_motif_data_compresses_as_configured():
 
 
 def test_op_mix_frequencies():
-    lb = LinkBench(LinkBenchConfig(maxid1=10_001))
+    lb = LinkBench(Params(maxid1=10_001))
     requester = lb.requester(0, 1)
     draws = Counter(requester._op() for _ in range(200_000))
     for name, pct in OP_MIX:
@@ -102,7 +101,7 @@ def test_op_mix_frequencies():
 
 
 def test_requesters_never_reuse_new_node_ids():
-    lb = LinkBench(LinkBenchConfig(maxid1=1001))
+    lb = LinkBench(Params(maxid1=1001))
     ids = set()
     for w in range(3):
         r = lb.requester(w, 3)

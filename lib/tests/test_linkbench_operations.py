@@ -2,7 +2,7 @@
 import threading
 
 from enginebench.workloads.linkbench import operations as ops
-from enginebench.workloads.linkbench.workload import LinkBench, LinkBenchConfig
+from enginebench.workloads.linkbench.workload import LinkBench, Params
 
 
 def link(id2, visibility=1, time=100):
@@ -42,7 +42,7 @@ def test_nodes(embedded_store):
 def test_concurrent_writers_keep_counts_exact(embedded_store):
     """Threads adding and hiding the same links at once: the transaction must keep counts exact."""
     s = embedded_store
-    lb = LinkBench(LinkBenchConfig(maxid1=200, max_degree=20))
+    lb = LinkBench(Params(maxid1=200, max_degree=20))
     lb.setup(s)
 
     def worker(seed):
@@ -69,10 +69,10 @@ def test_consistency_check_finds_every_kind_of_mismatch(embedded_store):
     from enginebench.runner.recorder import PhaseClock, Recorder
     from enginebench.workloads.linkbench.workload import _count_rows
     s = embedded_store
-    lb = LinkBench(LinkBenchConfig(maxid1=3000, max_degree=50))
+    lb = LinkBench(Params(maxid1=3000, max_degree=50))
     lb.setup(s)
     rec = Recorder(PhaseClock(time.time(), 100))
-    for load in lb.load_threads(1):
+    for load in lb.load(1):
         load(s, rec, threading.Event())
     clean = lb.check(s)
     assert clean["mismatches"] == 0 and clean["count_rows"] == s.count(ops.COUNT, None)

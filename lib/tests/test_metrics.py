@@ -82,7 +82,7 @@ def test_open_loop_records_latency_from_the_intended_start():
             return "OP", lambda store: time.sleep(0.002)
     rec = Recorder(PhaseClock(time.time(), 60))
     stop = threading.Event()
-    worker = threading.Thread(target=lambda: (rec.start_thread(), request_loop(Slow(), rate_per_worker=1000)(None, rec, stop)))
+    worker = threading.Thread(target=lambda: (rec.start_thread(), request_loop(Slow().next, rate_per_worker=1000)(None, rec, stop)))
     worker.start()
     time.sleep(0.5)
     stop.set()

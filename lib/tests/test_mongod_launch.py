@@ -2,7 +2,6 @@
 processes start from argv lists on 127.0.0.1, replica sets are initiated over the wire client,
 and stop() always leaves nothing running (shutdown command, else SIGTERM, else SIGKILL). What
 MongoDB itself does is covered by test_mongod_integration.py, with a real binary."""
-import os
 import stat
 import sys
 from pathlib import Path

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from enginebench.mongod.binary import identify_texts
-from enginebench.mongod.options import (OptionError, engine_settings, flatten_yaml, to_argv, to_ini,
+from enginebench.mongod.options import (engine_settings, flatten_yaml, to_argv, to_ini,
                                         to_yaml_dict)
 from enginebench.mongod.topology import plan_deployment
 

@@ -11,9 +11,9 @@ import pytest
 from bson import json_util
 
 from enginebench.paths import native_runner
-from enginebench.workloads.iibench import IIBench, IIBenchConfig
-from enginebench.workloads.linkbench.workload import LinkBench, LinkBenchConfig
-from enginebench.workloads.sysbench import Sysbench, SysbenchConfig
+from enginebench.workloads import iibench as ii_workload
+from enginebench.workloads import linkbench as lb_workload
+from enginebench.workloads import sysbench as sb_workload
 from enginebench.workloads import tokumx as tk
 
 CLOCK_MS = 1_700_000_000_000
@@ -70,7 +70,7 @@ LINKBENCH = [{"maxid1": 5001, "max_degree": 1000}, {"maxid1": 1_000_001, "max_de
 @pytest.mark.parametrize("params", LINKBENCH, ids=["smoke-graph", "1M-graph"])
 def test_linkbench_requests(fixed_clock, params):
     for worker, workers in ((0, 1), (2, 4)):
-        requester = LinkBench(LinkBenchConfig(**params)).requester(worker, workers)
+        requester = lb_workload.LinkBench(lb_workload.Params(**params)).requester(worker, workers)
         python = [describe(*requester.draw()) for _ in range(3000)]
         native = trace({"name": "linkbench", **params}, "requests", worker=worker, workers=workers, n=3000)
         assert len(native) == len(python)
@@ -80,7 +80,7 @@ def test_linkbench_requests(fixed_clock, params):
 
 @pytest.mark.parametrize("params", LINKBENCH, ids=["smoke-graph", "1M-graph"])
 def test_linkbench_load(fixed_clock, params):
-    lb = LinkBench(LinkBenchConfig(**params, load_batch=10**9))
+    lb = lb_workload.LinkBench(lb_workload.Params(**params, load_batch=10**9))
     assert trace({"name": "linkbench", **params}, "expected")[0] == lb.expected_after_load()
     store = Recording()
     chunks = __import__("queue").Queue()
@@ -101,14 +101,13 @@ def test_linkbench_load(fixed_clock, params):
         [{"id": d["_id"], "data": _hex(d["data"])} for d in python_nodes]
 
 
-IIBENCH = {"max_rows": 1000, "writers": 2, "docs_per_insert": 10, "num_secondary_indexes": 3, "num_char_fields": 1,
+IIBENCH = {"max_rows": 1000, "docs_per_insert": 10, "num_secondary_indexes": 3, "num_char_fields": 1,
            "length_char_fields": 1000, "percent_compressible": 50, "max_inserts_per_second": None, "query_threads": 1,
-           "query_limit": 4, "query_begin_docs": 100, "ms_between_queries": 0, "slow_threshold_s": 2.0,
-           "interval_s": 10.0}
+           "query_limit": 4, "query_begin_docs": 100, "ms_between_queries": 0, "slow_threshold_s": 2.0}
 
 
 def test_iibench_documents_and_queries(fixed_clock):
-    ii = IIBench(IIBenchConfig(**IIBENCH))
+    ii = ii_workload.IIBench(ii_workload.Params(**IIBENCH))
     rng = random.Random(1)
     python = [ii.document(rng) for _ in range(200)]
     native = trace({"name": "iibench", **IIBENCH}, "docs", worker=1, n=200)
@@ -116,24 +115,23 @@ def test_iibench_documents_and_queries(fixed_clock):
     queries = trace({"name": "iibench", **IIBENCH}, "queries", worker=0, n=30)
     rng = random.Random(0 + CLOCK_MS)
     for k, q in enumerate(queries):
-        customer = rng.randrange(ii.cfg.num_customers)
+        customer = rng.randrange(ii_workload.NUM_CUSTOMERS)
         price = ii._price(rng, customer)
-        register = rng.randrange(ii.cfg.num_cash_registers)
+        register = rng.randrange(ii_workload.NUM_CASH_REGISTERS)
         t = rng.randint(CLOCK_MS, CLOCK_MS)
         assert q == {"op": ("QUERY_PDC", "QUERY_MARKETSEGMENT", "QUERY_REGISTERSEGMENT")[k % 3], "price": price,
                      "customer": customer, "register": register, "t": t}
 
 
-SYSBENCH = {"collections": 3, "docs_per_collection": 5000, "docs_per_insert": 1000, "loader_threads": 2,
-            "writer_threads": 4, "run_seconds": 10, "interval_s": 10, "range_size": 100, "point_selects": 10,
+SYSBENCH = {"collections": 3, "docs_per_collection": 5000, "docs_per_insert": 1000, "range_size": 100, "point_selects": 10,
             "simple_ranges": 1, "sum_ranges": 1, "order_ranges": 1, "distinct_ranges": 1, "index_updates": 1,
             "non_index_updates": 1, "inserts": 1, "max_tps": None, "seed": 1}
 
 
 def test_sysbench_load_and_transactions():
-    sb = Sysbench(SysbenchConfig(**SYSBENCH))
+    sb = sb_workload.Sysbench(sb_workload.Params(**SYSBENCH))
     store = Recording()
-    pending = sb.load_threads(1)
+    pending = sb.load(1)
     pending[0](store, store, threading.Event())
     second = [d for c, docs in store.calls if c == "sbtest2" for d in docs]
     assert trace({"name": "sysbench", **SYSBENCH}, "load", chunk=2, n=10**6) == second
@@ -149,7 +147,7 @@ def test_sysbench_load_and_transactions():
 
 
 TOKUMX = {"experiment": "read_update", "documents": 5000, "payload_chars": 200, "load_batch": 1000,
-          "clients": [1, 2], "phase_s": 1.0, "interval_s": 1.0, "quiesce_s": 0.0, "seed": 1}
+          "seed": 1}
 
 
 def test_tokumx_documents_and_clients():

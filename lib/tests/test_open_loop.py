@@ -10,7 +10,9 @@ from enginebench.report.rundata import load_run
 
 def test_open_loop_above_capacity(tmp_path, monkeypatch, isolated_run):
     raw = yaml.safe_load((loader.params_path("linkbench_cached")).read_text())
-    raw["scales"]["smoke"]["phases"].update(request_rate=200_000, intervals=3, rate_sweep=None)
+    smoke = raw["scales"]["smoke"]["phases"]
+    smoke["measure"].update(request_rate=200_000, duration_s=3 * smoke["measure"]["interval_s"])
+    del smoke["rate_sweep"]
     raw["scales"]["smoke"]["systems"] = raw["scales"]["smoke"]["systems"][:1]
     (tmp_path / "params").mkdir()
     (tmp_path / "params" / "linkbench_cached.yaml").write_text(yaml.safe_dump(raw))
@@ -28,7 +30,7 @@ def test_rate_sweep_gives_a_latency_throughput_curve(isolated_run):
     """The smoke scale of linkbench_cached sweeps 0.5x and 1.5x of its closed-loop throughput."""
     from enginebench.report.sweep import sweep_chart, sweep_finding, sweep_table
     params = load_params("linkbench_cached", "smoke")
-    assert params["phases"]["rate_sweep"] == [0.5, 1.5]
+    assert params["phases"]["rate_sweep"]["fractions"] == [0.5, 1.5]
     run = load_run(driver.run("linkbench_cached", "smoke", "embedded"))
     curve = sweep_table(run)
     # Every system completes: the sweep continues the measured phase's request streams, so it

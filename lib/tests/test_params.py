@@ -24,8 +24,8 @@ def test_every_params_file_resolves_at_every_scale(exp, scale):
 def test_paper_scale_is_the_posts_setting():
     p = load_params("linkbench_cached", "paper")
     assert p["workload"]["maxid1"] == 50_000_001
-    assert p["phases"]["loaders"] == 12 and p["phases"]["requesters"] == 12
-    assert p["phases"]["interval_s"] == 3600
+    assert p["phases"]["load"]["threads"] == 12 and p["phases"]["measure"]["threads"] == 12
+    assert p["phases"]["measure"]["interval_s"] == 3600 and p["phases"]["measure"]["duration_s"] == 12 * 3600
     caches = {s["options"].get("cache_size_mb") for s in p["systems"] if s["engine"] != "lmdb"}
     assert caches == {32768}
     assert {s["options"]["oplog"] for s in p["systems"]} == {True, False}
@@ -36,7 +36,7 @@ def test_paper_scale_is_the_posts_setting():
 def test_default_scale_meets_its_floor():
     p = load_params("linkbench_cached", "default")
     assert p["workload"]["maxid1"] - p["workload"]["startid1"] >= 1_000_000
-    assert p["phases"]["intervals"] >= 3
+    assert p["phases"]["measure"]["duration_s"] >= 3 * p["phases"]["measure"]["interval_s"]
     assert {"btree", "lsm"} <= {s["role"] for s in p["systems"]}
 
 
@@ -59,11 +59,11 @@ def scratch_params(tmp_path, monkeypatch):
 
 
 def test_misspelt_key_names_file_key_and_allowed_keys(scratch_params):
-    path = scratch_params(lambda raw: raw["phases"].update(lodaers=raw["phases"].pop("loaders")))
+    path = scratch_params(lambda raw: raw["phases"].update(lode=raw["phases"].pop("load")))
     with pytest.raises(ParamsError) as err:
         load_params("linkbench_cached", "smoke")
     message = str(err.value)
-    assert str(path) in message and "phases.lodaers: unknown key" in message and "loaders" in message
+    assert str(path) in message and "phases.lode: unknown key" in message and "load" in message
 
 
 def test_misspelt_engine_option_lists_that_engines_options(scratch_params):
@@ -85,8 +85,8 @@ def test_impossible_value_and_literal(scratch_params):
 
 
 def test_an_error_in_another_scale_is_reported_too(scratch_params):
-    scratch_params(lambda raw: raw["scales"]["smoke"]["phases"].update(intervals=0))
-    with pytest.raises(ParamsError, match=r"\[scale smoke\]: phases\.intervals"):
+    scratch_params(lambda raw: raw["scales"]["smoke"]["phases"]["measure"].update(duration_s=0))
+    with pytest.raises(ParamsError, match=r"\[scale smoke\]: phases\.measure\.duration_s"):
         load_params("linkbench_cached", "default")
 
 
@@ -166,3 +166,63 @@ def test_supervision_keys_are_checked_with_their_allowed_values(scratch_params, 
     scratch_params(lambda raw: raw.update(supervision=supervision))
     with pytest.raises(ParamsError, match=expected):
         load_params("linkbench_cached", "smoke")
+
+
+@pytest.mark.parametrize("exp, mutate, message", [
+    # A key the family does not read is refused, naming the family and what it reads.
+    ("sysbench_cgroups", lambda raw: raw["phases"]["measure"].update(request_rate=100),
+     r"phases\.measure\.request_rate: not read by the sysbench family; it reads .*measure\.duration_s"),
+    ("iibench_500m", lambda raw: raw["phases"].update(quiesce_s=5),
+     r"phases\.quiesce_s: not read by the iibench family"),
+    ("tokumx_insert_10m", lambda raw: raw["phases"].update(measure={"threads": 2}),
+     r"phases\.measure: not read by the tokumx family"),
+    # What a family needs is required; a client sweep is a list only where the family sweeps.
+    ("sysbench_cgroups", lambda raw: raw["phases"]["measure"].pop("duration_s"),
+     r"phases\.measure\.duration_s: required by the sysbench family"),
+    ("linkbench_cached", lambda raw: raw["phases"]["measure"].update(threads=[1, 2]),
+     r"phases\.measure\.threads: the linkbench family takes one thread count, not a list"),
+    ("tokumx_read", lambda raw: raw["phases"]["measure"].update(threads=4),
+     r"phases\.measure\.threads: the tokumx family takes a list of client counts"),
+])
+def test_phases_a_family_does_not_read_are_refused(tmp_path, monkeypatch, exp, mutate, message):
+    raw = yaml.safe_load((ROOT / "params" / f"{exp}.yaml").read_text())
+    mutate(raw)
+    (tmp_path / f"{exp}.yaml").write_text(yaml.safe_dump(raw))
+    monkeypatch.setattr(loader, "params_dir", lambda: tmp_path)
+    with pytest.raises(ParamsError, match=message):
+        load_params(exp, "paper")
+
+
+def test_a_file_that_extends_another_says_only_what_differs():
+    disk, ssd = load_params("linkbench_uncached_disk", "paper"), load_params("linkbench_uncached_ssd", "paper")
+    assert ssd["resources"]["storage"]["profile"] == "ssd" and disk["resources"]["storage"]["profile"] == "disk"
+    assert ssd["phases"]["measure"]["duration_s"] == 12 * 3600 and disk["phases"]["measure"]["duration_s"] == 24 * 3600
+    same = {k for k in disk if disk[k] == ssd[k]}
+    assert {"workload", "systems", "metrics", "supervision"} <= same
+    # The scales come along too, with what the extending file changes in them.
+    assert load_params("tokumx_insert_20m", "smoke")["workload"]["documents"] == 120_000
+    assert load_params("tokumx_insert_20m", "smoke")["systems"] == load_params("tokumx_insert_10m", "smoke")["systems"]
+
+
+def test_scale_systems_merge_by_label_and_say_which_run():
+    paper, default = load_params("linkbench_cached", "paper"), load_params("linkbench_cached", "default")
+    assert [s["label"] for s in default["systems"]] == ["wt.op1", "rx.op1"]
+    wt_paper = next(s for s in paper["systems"] if s["label"] == "wt.op1")
+    wt_default = default["systems"][0]
+    assert wt_default["options"]["cache_size_mb"] == 640 and wt_default["role"] == wt_paper["role"]
+    assert wt_default["options"]["table_type"] == wt_paper["options"]["table_type"]
+
+
+@pytest.mark.parametrize("files, message", [
+    ({"a": {"extends": "b"}, "b": {"extends": "a"}}, r"extends: a cycle \(a.yaml -> b.yaml -> a.yaml\)"),
+    ({"a": {"extends": "nope"}}, r"a.yaml: extends: no params file 'nope'"),
+    ({"a": {"extends": "linkbench_cached", "scales": {"smoke": {"systems": [{"role": "lsm"}]}}}},
+     r"scales.smoke.systems.0: each system needs a label"),
+])
+def test_extends_and_merge_errors(tmp_path, monkeypatch, files, message):
+    (tmp_path / "linkbench_cached.yaml").write_text((ROOT / "params" / "linkbench_cached.yaml").read_text())
+    for name, body in files.items():
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump(body))
+    monkeypatch.setattr(loader, "params_dir", lambda: tmp_path)
+    with pytest.raises(ParamsError, match=message):
+        load_params("a", "smoke")

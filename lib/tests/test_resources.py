@@ -3,7 +3,6 @@ and the required/best-effort contract."""
 import os
 import subprocess
 import sys
-import time
 
 import pytest
 

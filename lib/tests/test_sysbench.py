@@ -1,12 +1,11 @@
 """sysbench: documents, the transaction, the duplicate-key race handled, and a smoke run."""
-import os
 import random
 import threading
 
 import polars as pl
 
 from enginebench.report import sysbench as sb
-from enginebench.workloads.sysbench import Sysbench, SysbenchConfig, digits
+from enginebench.workloads.sysbench import Params, Sysbench, digits
 
 
 def test_documents_match_sysbench():
@@ -16,7 +15,7 @@ def test_documents_match_sysbench():
 
 
 def test_delete_reinsert_race_is_retried_not_fatal(embedded_store):
-    bench = Sysbench(SysbenchConfig(collections=1, docs_per_collection=10, docs_per_insert=10, point_selects=0,
+    bench = Sysbench(Params(collections=1, docs_per_collection=10, docs_per_insert=10, point_selects=0,
                                     simple_ranges=0, sum_ranges=0, order_ranges=0, distinct_ranges=0,
                                     index_updates=0, non_index_updates=0, inserts=1))
     bench.setup(embedded_store)

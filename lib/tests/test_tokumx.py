@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from enginebench.params import ParamsError, load_params
-from enginebench.params.schema import TokuMXWorkload
+from enginebench.params.phases import Phases
 from enginebench.report import tokumx as tk
 from enginebench.report.claims import FAILS, HOLDS, NOT_EVALUATED
 from enginebench.report.rundata import RunData
 from enginebench.stores import open_embedded
-from enginebench.workloads.tokumx import COLLECTION, X_INDEX, TokuMX, TokuMXConfig, document
+from enginebench.runner.plan import Execution, plan_steps
+from enginebench.workloads.tokumx import COLLECTION, X_INDEX, Params, TokuMX, document
 
 import polars as pl
 
@@ -46,9 +47,12 @@ def wt(tmp_path):
     store.close()
 
 
-def run_plan(workload, store, abort=None):
+def run_plan(workload, store, phases: dict, abort=None):
+    """The workload's plan, as the Python runner executes it for a server's client."""
     events = []
-    status = workload.run_plan(store, {"max_errors": 0}, events.append, abort or threading.Event())
+    params = {"workload": workload.cfg.model_dump(), "phases": Phases(**phases).model_dump()}
+    status = Execution(workload, store, events.append, abort or threading.Event(), data_dir="",
+                       max_errors=0).run(plan_steps(params))
     return status, events
 
 
@@ -63,7 +67,8 @@ def test_documents_are_the_posts_shape():
 
 def test_insert_is_one_document_per_call(wt):
     store = CountingStore(wt)
-    status, events = run_plan(TokuMX(TokuMXConfig("insert", documents=300, interval_s=0.05)), store)
+    status, events = run_plan(TokuMX(Params(experiment="insert", documents=300)), store,
+                              {"load": {"interval_s": 0.05}})
     assert status == "complete"
     assert store.insert_sizes == [1] * 300
     verified = next(e for e in events if e["event"] == "load_verified")
@@ -75,9 +80,9 @@ def test_insert_is_one_document_per_call(wt):
 
 
 def test_client_sweep_runs_one_phase_per_count(wt):
-    cfg = TokuMXConfig("read_update", documents=400, load_batch=100, clients=[1, 2, 3], phase_s=0.3,
-                       interval_s=0.1, quiesce_s=0)
-    status, events = run_plan(TokuMX(cfg), wt)
+    cfg = Params(experiment="read_update", documents=400, load_batch=100)
+    status, events = run_plan(TokuMX(cfg), wt, {"load": {"interval_s": 0.1}, "quiesce_s": 0,
+                                                "measure": {"threads": [1, 2, 3], "interval_s": 0.1, "duration_s": 0.3}})
     assert status == "complete"
     starts = [(e["phase"], e["workers"]) for e in events if e["event"] == "phase_start"]
     assert starts == [("load", 1), ("clients=1", 1), ("clients=2", 2), ("clients=3", 3)]
@@ -92,8 +97,9 @@ def test_client_sweep_runs_one_phase_per_count(wt):
 
 
 def test_read_sweep_only_reads(wt):
-    cfg = TokuMXConfig("read", documents=200, load_batch=50, clients=[1, 2], phase_s=0.2, interval_s=0.1, quiesce_s=0)
-    status, events = run_plan(TokuMX(cfg), wt)
+    cfg = Params(experiment="read", documents=200, load_batch=50)
+    status, events = run_plan(TokuMX(cfg), wt, {"load": {"interval_s": 0.1}, "quiesce_s": 0,
+                                                "measure": {"threads": [1, 2], "interval_s": 0.1, "duration_s": 0.2}})
     ops = {op for e in events if e["event"] == "interval" and e["phase"].startswith("clients=") for op in e["ops"]}
     assert status == "complete" and ops == {"FIND_ONE"}
 
@@ -101,7 +107,8 @@ def test_read_sweep_only_reads(wt):
 def test_a_stale_secondary_stops_the_inserts_as_a_finding(wt):
     abort = threading.Event()
     store = CountingStore(wt, stale_after=120, abort=abort)
-    status, events = run_plan(TokuMX(TokuMXConfig("insert", documents=5000, interval_s=0.05)), store, abort)
+    status, events = run_plan(TokuMX(Params(experiment="insert", documents=5000)), store,
+                              {"load": {"interval_s": 0.05}}, abort)
     assert status == "complete", "a finding, not a failure"
     assert 120 <= len(store.insert_sizes) < 5000
     verified = next(e for e in events if e["event"] == "load_verified")
@@ -132,7 +139,8 @@ def fake_run(tmp_path: Path, target: str, status: str, events: list[dict]) -> Ru
     system = {"label": "mm", "role": "mmap", "engine": "lmdb", "options": {},
               "mongod": {"topology": "replset", "members": 3}}
     manifest = {"experiment": "tokumx_insert_20m", "target": {"kind": target},
-                "params": {"systems": [system], "workload": {"experiment": "insert", "interval_s": 10}},
+                "params": {"systems": [system], "workload": {"experiment": "insert"},
+                           "phases": {"load": {"threads": 1, "interval_s": 10}}},
                 "systems": {"mm": {"status": status}}}
     return RunData(tmp_path, manifest, pl.DataFrame(), pl.DataFrame(), pl.DataFrame())
 
@@ -153,14 +161,12 @@ def test_stale_claim_comes_from_the_events(tmp_path, target, events, verdict, wo
 
 
 def test_params_errors_name_the_key(tmp_path):
-    with pytest.raises(ValueError, match="clients: only for experiment read_update or read"):
-        TokuMXWorkload(name="tokumx", experiment="insert", documents=10, clients=[1])
-    with pytest.raises(ValueError, match="phase_s: required for experiment read"):
-        TokuMXWorkload(name="tokumx", experiment="read", documents=10, clients=[1, 2])
+    with pytest.raises(ValueError, match="load_batch: only for experiment read_update or read"):
+        Params(experiment="insert", documents=10, load_batch=5)
     with pytest.raises(ValueError, match="increasing list"):
-        TokuMXWorkload(name="tokumx", experiment="read", documents=10, clients=[2, 1], phase_s=1)
+        Phases(measure={"threads": [2, 1], "duration_s": 60})
     with pytest.raises(ValueError, match="stand in for itself"):
-        TokuMXWorkload(name="tokumx", experiment="insert", documents=10, stand_in={"lsm": "lsm"})
+        Params(experiment="insert", documents=10, stand_in={"lsm": "lsm"})
 
 
 def test_params_files_resolve_at_every_scale():
@@ -168,7 +174,8 @@ def test_params_files_resolve_at_every_scale():
         smoke, default, paper = (load_params(exp, s) for s in ("smoke", "default", "paper"))
         assert {s["engine"] for s in smoke["systems"]} == {"wiredtiger", "rocksdb", "lmdb"} and len(smoke["systems"]) == 4
         if paper["workload"]["experiment"] != "insert":
-            assert paper["workload"]["clients"] == [1, 2, 3, 4, 5, 6] and paper["workload"]["documents"] == 1_000_000
+            assert paper["phases"]["measure"]["threads"] == [1, 2, 3, 4, 5, 6]
+            assert paper["workload"]["documents"] == 1_000_000
     assert load_params("tokumx_insert_20m", "paper")["workload"]["documents"] == 2 * load_params(
         "tokumx_insert_10m", "paper")["workload"]["documents"]
 

@@ -17,8 +17,10 @@ import bisect
 import itertools
 import math
 import random
-from dataclasses import asdict, dataclass
 
+from pydantic import Field
+
+from ..params.base import Strict
 from ..stores.base import IndexSpec, Store
 
 DATABASE = "app"
@@ -34,16 +36,16 @@ MIX = (("profile", 0.15), ("feed", 0.15), ("user_range", 0.12), ("id_range", 0.0
        ("remove", 0.03))
 
 
-@dataclass(frozen=True)
-class AppMixConfig:
-    users: int = 2_000
-    posts: int = 100_000           # loaded before the capture starts
-    post_bytes: int = 400
-    capped_mb: float = 4.0         # the activity log's size cap
-    event_bytes: int = 200
-    rate: float = 200.0            # mean arrivals per second
-    duration_s: float = 60.0       # length of the generated stream
-    skew: float = 1.1              # Zipf exponent of posts (and activity) per user
+class AppMixConfig(Strict):
+    """The bundled workload's shape; a capture's header keeps it, so a replay can load the same data."""
+    users: int = Field(2_000, ge=1)
+    posts: int = Field(100_000, ge=1)        # loaded before the capture starts
+    post_bytes: int = Field(400, ge=1)
+    capped_mb: float = Field(4.0, gt=0)      # the activity log's size cap
+    event_bytes: int = Field(200, ge=1)
+    rate: float = Field(200.0, gt=0)         # mean arrivals per second
+    duration_s: float = Field(60.0, gt=0)    # length of the generated stream
+    skew: float = Field(1.1, gt=0)           # Zipf exponent of posts (and activity) per user
     seed: int = 1
 
     @property
@@ -64,7 +66,7 @@ class AppMix:
     # -- the schema and the dataset ---------------------------------------------------------
     def descriptor(self) -> dict:
         """What a capture's header says about the data it ran on, so a replay can load it."""
-        return {"generator": "appmix", "config": asdict(self.cfg)}
+        return {"generator": "appmix", "config": {k: getattr(self.cfg, k) for k in AppMixConfig.model_fields}}
 
     def collections(self) -> dict:
         index = {"name": POST_INDEX.name, "fields": [list(f) for f in POST_INDEX.fields], "unique": False}

@@ -32,13 +32,6 @@ def schema_of(collections: dict) -> dict[str, dict]:
     return out
 
 
-def collections_meta(schema: dict[str, dict]) -> dict:
-    return {name: {"capped_bytes": meta["capped_bytes"],
-                   "indexes": [{"name": s.name, "fields": [list(f) for f in s.fields], "unique": s.unique}
-                               for s in meta["indexes"].values()]}
-            for name, meta in schema.items()}
-
-
 class CapturingStore(Store):
     def __init__(self, inner: Store, path, *, database: str = "enginebench", collections: dict | None = None,
                  dataset: dict | None = None, origin: dict | None = None):

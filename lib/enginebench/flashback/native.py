@@ -93,7 +93,7 @@ def prepare(params: dict, system: dict, run_dir: Path, system_dir: Path) -> dict
             write_store_level(capture, stream)
     elif system["label"] == recorder:
         role = "recorder"
-        app = AppMix(AppMixConfig(**{k: v for k, v in workload.items() if k in AppMixConfig.__dataclass_fields__}))
+        app = AppMix(AppMixConfig(**{k: v for k, v in workload.items() if k in AppMixConfig.model_fields}))
         stream = shared / "app.ops.jsonl"
         if not stream.is_file():
             write_app_stream(app, stream)
@@ -118,9 +118,7 @@ def prepare(params: dict, system: dict, run_dir: Path, system_dir: Path) -> dict
         "out_dir": str(system_dir),
         "style": "real" if role == "recorder" else workload["style"],
         "speedup": 1.0 if role == "recorder" else workload["speedup"],
-        "workers": workload["workers"],
         "op_filter": None if role == "recorder" else workload.get("op_filter"),
-        "interval_s": workload["interval_s"],
     }
     if role == "recorder":
         out["capture_out"] = str(system_dir / CAPTURE)
@@ -130,14 +128,4 @@ def prepare(params: dict, system: dict, run_dir: Path, system_dir: Path) -> dict
     return out
 
 
-def plan_steps(params: dict) -> list[dict]:
-    """Load the capture's dataset (when it names one), then replay (or record) until the stream
-    ends."""
-    workload, phases = params["workload"], params["phases"]
-    plan = [{"step": "load", "threads": 2, "interval_s": phases["load_interval_s"]}, {"step": "verify"},
-            {"step": "quiesce", "seconds": phases["quiesce_s"]}]
-    return plan + [{"step": "measure", "name": "run", "threads": workload["workers"],
-                    "interval_s": workload["interval_s"], "duration_s": None}]
-
-
-__all__ = ["DATABASE", "prepare", "plan_steps"]
+__all__ = ["DATABASE", "prepare"]

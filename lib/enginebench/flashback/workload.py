@@ -13,16 +13,16 @@ Per op type, the run phase's HdrHistograms give the latency table; per query and
 from __future__ import annotations
 
 import json
-import time
-from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar, Literal
 
 import polars as pl
+from pydantic import Field, field_validator
 
-from ..runner.phases import run_phase
-from ..runner.plan import outcome
+from ..params.phases import PhaseUse, WorkloadParams, uses
 from ..stores.base import Store
-from .appmix import DATABASE, AppMix, AppMixConfig
+from ..workloads.base import Workload
+from .appmix import DATABASE, EVENTS, AppMix, AppMixConfig
 from .capture_store import CapturingStore
 from .execute_mongo import executor_for
 from .format import CaptureError, read_capture, summary
@@ -31,27 +31,37 @@ from .replay import Replayer
 CAPTURE = "capture.ops.jsonl"
 SCANS = "scans.csv"
 SUMMARY = "replay.json"
-LOADERS = 2
+OpType = Literal["insert", "query", "getmore", "update", "remove", "count", "findandmodify", "command"]
 
 
-@dataclass(frozen=True)
-class FlashbackConfig:
-    app: AppMixConfig
-    style: str = "real"
-    speedup: float = 1.0
-    workers: int = 10
-    op_filter: tuple[str, ...] | None = None
-    interval_s: float = 10.0
-    capture_file: str | None = None
+class Params(AppMixConfig, WorkloadParams):
+    """Record the bundled application mix on the first system, replay it on the others (seed 003).
+    The bundled workload's keys (AppMixConfig) shape what is recorded; these the replay, as
+    Flashback's command line did. Its replay workers are `phases.measure.threads` (Flashback's
+    default: 10)."""
+    name: Literal["flashback"] = "flashback"
+    style: Literal["real", "stress"] = "real"
+    speedup: float = Field(1.0, gt=0)         # real style: replay at this multiple of the original pace
+    op_filter: list[OpType] | None = None     # replay only these op types
+    capture_file: str | None = None           # replay this ops file on every system instead of recording
 
+    # Load the dataset (the capped log has a loader of its own), then replay until the stream ends.
+    PHASES: ClassVar[PhaseUse] = uses("load.threads", "load.interval_s", "quiesce_s", "measure.threads",
+                                      "measure.interval_s", "max_errors", required=("load", "measure"), check=False)
+
+    @field_validator("capture_file")
     @classmethod
-    def from_params(cls, params: dict) -> "FlashbackConfig":
-        app_keys = AppMixConfig.__dataclass_fields__
-        app = AppMixConfig(**{k: v for k, v in params.items() if k in app_keys})
-        rest = {k: v for k, v in params.items() if k not in app_keys}
-        if rest.get("op_filter") is not None:
-            rest["op_filter"] = tuple(rest["op_filter"])
-        return cls(app=app, **rest)
+    def _capture_exists(cls, path):
+        if path is not None:
+            from ..paths import repo_root
+            resolved = Path(path) if Path(path).is_absolute() else repo_root() / path
+            if not resolved.is_file():
+                raise ValueError(f"no ops file at {resolved}")
+            return str(resolved)
+        return path
+
+    def app(self) -> AppMixConfig:
+        return AppMixConfig(**{k: getattr(self, k) for k in AppMixConfig.model_fields})
 
 
 def op_label(collections: dict):
@@ -65,46 +75,64 @@ def op_label(collections: dict):
     return label
 
 
-class FlashbackReplay:
-    name = "flashback"
+class FlashbackReplay(Workload):
     load_accounting = {"rate": "items", "rate_ops": None, "per_op": None}
+    samples_per_collection = True
 
-    def __init__(self, config: FlashbackConfig):
+    def __init__(self, config: Params, context: dict | None = None):
+        """`context`: the run folder and this system's folder (who records, and where)."""
         self.cfg = config
-        self.app = AppMix(config.app)
-
-    def expected_after_load(self) -> dict:
-        return self.app.expected_after_load()
+        self.app = AppMix(config.app())
+        context = context or {}
+        self.run_dir, self.system_dir = Path(context.get("run_dir", ".")), Path(context.get("system_dir", "."))
+        self.store = self.role = self.capture = self.dataset = None
+        self.target: CapturingStore | None = None
+        self.replayer: Replayer | None = None
 
     # -- who records, what is replayed ----------------------------------------------------
-    def _role(self, phases: dict):
-        system_dir, run_dir = Path(phases["system_dir"]), Path(phases["run_dir"])
+    def _role(self):
         if self.cfg.capture_file:
             return "replayer", read_capture(self.cfg.capture_file)
-        manifest = json.loads((run_dir / "manifest.json").read_text())
+        manifest = json.loads((self.run_dir / "manifest.json").read_text())
         recorder = manifest["params"]["systems"][0]["label"]
-        if system_dir.name == recorder:
+        if self.system_dir.name == recorder:
             return "recorder", None
-        path = run_dir / recorder / CAPTURE
+        path = self.run_dir / recorder / CAPTURE
         if not path.is_file():
             raise CaptureError(f"{path}: the recorder ({recorder}) left no capture to replay; see its runner.log")
         return "replayer", read_capture(path)
 
-    def _dataset(self, capture) -> AppMix:
+    def _dataset(self) -> AppMix | None:
         """The dataset the capture ran on (its header), so a replay starts from the same data."""
-        if capture is None:
+        if self.capture is None:
             return self.app
-        dataset = capture.header.get("dataset") or {}
+        dataset = self.capture.header.get("dataset") or {}
         if dataset.get("generator") != "appmix":
             return None
         return AppMix(AppMixConfig(**dataset["config"]))
 
-    # -- the plan -------------------------------------------------------------------------
-    def _load(self, app: AppMix, store: Store, emit, abort, phases: dict):
-        batches = list(app.load_batches())
-        # The capped log must be filled in order (its oldest events go first): one loader of its own.
-        capped = [b for b in batches if b[0] == "events"]
-        others = [b for b in batches if b[0] != "events"]
+    def _collections(self) -> dict:
+        return self.capture.header["collections"] if self.capture else self.app.collections()
+
+    # -- the plan's steps -----------------------------------------------------------------
+    def setup(self, store: Store) -> None:
+        self.store = store  # the replay runs on it (a replayer prepares each op for it)
+        self.role, self.capture = self._role()
+        self.dataset = self._dataset()
+        if self.dataset is not None:
+            self.dataset.setup(store)
+        else:  # a capture of someone else's data: the collections exist, empty, as the header says
+            for name, meta in self._collections().items():
+                store.create_collection(name, meta.get("capped_bytes"))
+
+    def load(self, threads: int):
+        """`threads` loaders share the batches; the capped log must be filled in order (its oldest
+        events go first), so it has one loader of its own."""
+        if self.dataset is None:
+            return []
+        batches = list(self.dataset.load_batches())
+        capped = [b for b in batches if b[0] == EVENTS]
+        others = [b for b in batches if b[0] != EVENTS]
 
         def loader(share):
             def work(store, rec, stop):
@@ -113,64 +141,62 @@ class FlashbackReplay:
                         return
                     rec.call(f"LOAD_{collection.upper()}", store.insert_many, collection, docs, items=len(docs))
             return work
-        workers = [loader(others[i::LOADERS]) for i in range(LOADERS)] + [loader(capped)]
-        return run_phase("load", workers, store, emit,
-                         interval_s=phases["load_interval_s"], duration_s=None, abort=abort, max_errors=0,
-                         engine_stats=store.stats, accounting=self.load_accounting)
+        return [loader(others[i::threads]) for i in range(threads)] + [loader(capped)]
 
-    def run_plan(self, store: Store, phases: dict, emit, abort, reopen=None) -> str:
-        role, capture = self._role(phases)
-        system_dir = Path(phases["system_dir"])
-        app = self._dataset(capture)
-        emit({"event": "flashback", "role": role, "capture": str(capture.path) if capture else str(system_dir / CAPTURE),
-              "style": "real" if role == "recorder" else self.cfg.style,
-              "speedup": 1.0 if role == "recorder" else self.cfg.speedup, "workers": self.cfg.workers,
-              "op_filter": None if role == "recorder" else self.cfg.op_filter})
-        collections = capture.header["collections"] if capture else self.app.collections()
-        if app is not None:
-            app.setup(store)
-            load = self._load(app, store, emit, abort, phases)
-            if outcome(load):
-                return outcome(load)
-            expected = app.expected_after_load()
-            found = {name: store.count(name, None) for name in expected}
-            emit({"event": "load_verified", "expected": expected, "found": found, "ok": expected == found})
-        else:  # a capture of someone else's data: the collections exist, empty, as the header says
-            for name, meta in collections.items():
-                store.create_collection(name, meta.get("capped_bytes"))
-        started = time.time()
-        store.checkpoint()
-        time.sleep(phases["quiesce_s"])
-        emit({"event": "quiesce", "seconds": time.time() - started, "checkpoint": True})
+    def expected_after_load(self, load_threads: int = 1) -> dict:
+        return self.app.expected_after_load()
 
-        if role == "recorder":
-            target = CapturingStore(store, system_dir / CAPTURE, database=DATABASE, collections=collections,
-                                    dataset=self.app.descriptor(),
-                                    origin={"system": system_dir.name, "engine": store.info().engine})
-            replayer = Replayer(self.app.operations(), style="real", speedup=1.0, workers=self.cfg.workers,
-                                label=op_label(collections))
-        else:
-            target = store
-            replayer = Replayer(capture.ops(), style=self.cfg.style, speedup=self.cfg.speedup,
-                                workers=self.cfg.workers, select=self.cfg.op_filter, label=op_label(collections),
-                                prepare=executor_for(store))
-        result = run_phase("run", replayer.workers(), target, emit, interval_s=self.cfg.interval_s, duration_s=None,
-                           abort=abort, max_errors=phases["max_errors"], engine_stats=store.stats)
-        captured = target.finish() if role == "recorder" else None
-        self._report(replayer, role, capture, captured, system_dir, emit)
-        return outcome(result) or "complete"
+    def size_sample(self):
+        """Users, then posts, then the activity log, each collection to its end: the generator
+        runs on the same settings with at most SAMPLE_DOCS documents of each (a document's size
+        depends on the byte settings, not on how many there are)."""
+        from ..resources.space import MB, SAMPLE_DOCS
+        cfg = self.app.cfg
+        small = AppMix(cfg.model_copy(update={"users": min(cfg.users, SAMPLE_DOCS), "posts": min(cfg.posts, SAMPLE_DOCS),
+                                              "capped_mb": min(cfg.capped_mb, SAMPLE_DOCS * cfg.event_bytes / MB)}))
 
-    def _report(self, replayer: Replayer, role: str, capture, captured: int | None, system_dir: Path, emit) -> None:
-        stats = replayer.merged()
+        def dataset(store, rec, stop):
+            for collection, docs in small.load_batches():
+                store.insert_many(collection, docs)
+        return [dataset]
+
+    def verify(self, store: Store) -> tuple[dict, dict]:
+        expected = self.dataset.expected_after_load() if self.dataset else {}
+        return expected, {name: store.count(name, None) for name in expected}
+
+    def measure(self, name: str, threads: int, rate_per_s: float | None):
+        """The recorder runs the bundled mix live, through a store that writes the capture; a
+        replayer replays the capture in the configured style."""
+        collections = self._collections()
+        label = op_label(collections)
+        if self.role == "recorder":
+            self.target = CapturingStore(self.store, self.system_dir / CAPTURE, database=DATABASE,
+                                         collections=collections, dataset=self.app.descriptor(),
+                                         origin={"system": self.system_dir.name, "engine": self.store.info().engine})
+            self.replayer = Replayer(self.app.operations(), style="real", speedup=1.0, workers=threads, label=label)
+            return [lambda _store, rec, stop, w=w: w(self.target, rec, stop) for w in self.replayer.workers()]
+        self.replayer = Replayer(self.capture.ops(), style=self.cfg.style, speedup=self.cfg.speedup, workers=threads,
+                                 select=self.cfg.op_filter, label=label, prepare=executor_for(self.store))
+        return self.replayer.workers()
+
+    def after_measure(self, name: str, emit) -> None:
+        """The replay's summary (and the recorder's capture closed): ops read, run and skipped,
+        how late they ran, and per query its documents scanned against its latency."""
+        captured = self.target.finish() if self.target is not None else None
+        stats = self.replayer.merged()
         rows = pl.DataFrame(stats.rows, schema={"op": pl.Utf8, "docs_scanned": pl.Int64, "latency_us": pl.Int64,
                                                 "due_s": pl.Float64}, orient="row")
-        rows.write_csv(system_dir / SCANS)
-        in_file = summary(capture, replayer.label) if capture is not None else None
+        rows.write_csv(self.system_dir / SCANS)
+        in_file = summary(self.capture, self.replayer.label) if self.capture is not None else None
         lag = stats.lag
-        event = {"event": "replay_summary", "role": role, "ops_read": stats.read, "ops_run": stats.run,
+        event = {"event": "replay_summary", "role": self.role, "ops_read": stats.read, "ops_run": stats.run,
                  "skipped": stats.skipped, "captured_ops": captured, "capture_ops_per_type": in_file,
                  "lag_ms": ({"p50": lag.get_value_at_percentile(50) / 1000, "p99": lag.get_value_at_percentile(99) / 1000,
                              "max": lag.get_max_value() / 1000, "ops": lag.get_total_count()}
                             if lag.get_total_count() else None)}
-        (system_dir / SUMMARY).write_text(json.dumps(event, indent=2))
+        (self.system_dir / SUMMARY).write_text(json.dumps(event, indent=2))
         emit(event)
+
+
+def build(params: Params, context: dict | None = None) -> FlashbackReplay:
+    return FlashbackReplay(params, context)

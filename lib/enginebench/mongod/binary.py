@@ -16,7 +16,6 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-FLAVOURS = ("MongoDB", "Percona Server for MongoDB", "TokuMX")
 IDENTIFY_TIMEOUT_S = 30
 
 

@@ -28,12 +28,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..engines import ENGINES
 from .binary import BinaryError, BinaryInfo, find_mongod, find_mongos, identify, identify_mongos
 from .legacy import NoClient, runner_python, wire_version
 from .options import OptionError, engine_settings, to_yaml_dict, version_line
 from .spec import TOPOLOGIES
 
-EMBEDDED_TO_MONGOD = {"wiredtiger": "wiredTiger", "rocksdb": "rocksdb", "lmdb": "mmapv1"}
 TOPOLOGY_ENV = "ENGINEBENCH_MONGOD_TOPOLOGY"
 
 
@@ -44,16 +44,8 @@ class SystemSkipped(Exception):
 def implied_spec(system: dict) -> dict:
     """The mongod spec a system's embedded engine and options stand for."""
     options = system.get("options") or {}
-    spec: dict = {"engine": EMBEDDED_TO_MONGOD[system["engine"]]}
-    if system["engine"] == "wiredtiger":
-        spec["table_type"] = options.get("table_type", "btree")
-        spec["block_compressor"] = options.get("block_compressor")
-        spec["syncdelay_s"] = options.get("checkpoint_s")
-        spec["journal"] = None if options.get("log", True) else False
-    elif system["engine"] == "rocksdb":
-        spec["block_compressor"] = options.get("compression")
-    if system["engine"] in ("wiredtiger", "rocksdb"):
-        spec["cache_size_mb"] = options.get("cache_size_mb")
+    record = ENGINES[system["engine"]]
+    spec: dict = {"engine": record.mongod_engine, **record.mongod_settings(options)}
     if options.get("oplog"):
         spec["topology"] = "replset"
         spec["oplog_size_mb"] = options.get("oplog_size_mb")

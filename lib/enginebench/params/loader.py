@@ -5,13 +5,12 @@ Errors name the file, the scale, the key path and what is allowed, e.g.
 """
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
-import yaml
 from pydantic import BaseModel, ValidationError
 
 from ..paths import params_dir
+from .merge import MergeError, merge, read_with_extends
 from .schema import SCALES, WORKLOAD_MODELS, Experiment
 
 
@@ -29,17 +28,6 @@ def params_path(exp: str) -> Path:
         known = ", ".join(experiments()) or "(none)"
         raise ParamsError(f"unknown experiment {exp!r}: there is no {path}; allowed: {known}")
     return path
-
-
-def deep_merge(base: dict, override: dict) -> dict:
-    """Dicts merge key by key; anything else (lists included) is replaced."""
-    out = copy.deepcopy(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = deep_merge(out[key], value)
-        else:
-            out[key] = copy.deepcopy(value)
-    return out
 
 
 def _allowed_keys(model: type[BaseModel], loc: tuple) -> list[str]:
@@ -115,22 +103,21 @@ def load_params(exp: str, scale: str = "default") -> dict:
 
 def _resolve(path: Path, scale: str) -> dict:
     try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise ParamsError(f"{path}: not valid YAML: {exc}") from exc
-    if not isinstance(raw, dict):
-        raise ParamsError(f"{path}: must be a mapping of keys to values")
-    scales = raw.pop("scales", {}) or {}
-    unknown = sorted(set(scales) - set(SCALES))
-    if unknown:
-        raise ParamsError(f"{path}: scales.{unknown[0]}: unknown scale; allowed: {', '.join(SCALES)}")
-    merged = deep_merge(raw, scales.get(scale) or {})
+        raw = read_with_extends(path)
+        scales = raw.pop("scales", {}) or {}
+        unknown = sorted(set(scales) - set(SCALES))
+        if unknown:
+            raise ParamsError(f"{path}: scales.{unknown[0]}: unknown scale; allowed: {', '.join(SCALES)}")
+        merged = merge(raw, scales.get(scale) or {}, f"scales.{scale}.")
+    except MergeError as exc:
+        raise ParamsError(str(exc) if str(exc).startswith(str(path)) else f"{path} [scale {scale}]: {exc}") from None
     try:
         model = Experiment(**merged)
     except ValidationError as exc:
         lines = [_explain(e, merged) + _only_in_scales(e, raw, scales) for e in exc.errors()]
         raise ParamsError(f"{path} [scale {scale}]: " + "; ".join(lines)) from None
     out = model.model_dump()
+    out["notebook"] = out["workload"]["name"]  # a family's notebook renders its experiments
     out["scale"] = scale
     out["params_file"] = str(path)
     return out

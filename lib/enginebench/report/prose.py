@@ -6,6 +6,7 @@ import statistics
 import polars as pl
 
 from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, magnitude_note, verdict_counts
+from .runparams import request_rate
 from .rundata import RunData, phase_summary
 
 
@@ -104,7 +105,7 @@ def linkbench_findings(run: RunData, claims: pl.DataFrame) -> str:
         if cached:
             lines.append(f"Storage reads per request stayed near zero for {', '.join(cached)} "
                          "(r/o < 0.01): the database was served from memory, as a cached experiment intends.")
-    rate = run.manifest["params"]["phases"].get("request_rate")
+    rate = request_rate(run.manifest)
     if rate and measured:
         lines.append(open_loop_finding(run, measured, rate))
     counts = verdict_counts(claims)

@@ -19,6 +19,7 @@ import polars as pl
 from ..paths import reference_dir
 from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, Measured, evaluate, load_claims, magnitude_note
 from .prose import caveat
+from .runparams import load_interval_s
 from .rundata import RunData, merged_latency
 
 MB, GB = 1 << 20, 1 << 30
@@ -85,7 +86,7 @@ def dips(rates: list[float], seconds: list[float], interval_s: float, window_s: 
 
 def insert_series(run: RunData) -> pl.DataFrame:
     """Per system and interval of the insert phase: rate, documents so far, writes, size, dip."""
-    interval_s = run.manifest["params"]["workload"]["interval_s"]
+    interval_s = load_interval_s(run.manifest)
     frames = []
     for s in run.systems:
         rows = _phase_rows(run, s["label"], "load")
@@ -119,7 +120,7 @@ def insert_figures(run: RunData, label: str) -> dict | None:
     rows = _phase_rows(run, label, "load")
     if rows.is_empty():
         return None
-    interval_s = run.manifest["params"]["workload"]["interval_s"]
+    interval_s = load_interval_s(run.manifest)
     found = dips((rows["ops"] / rows["seconds"]).to_list(), rows["seconds"].to_list(), interval_s)
     documents = int(rows["ops"].sum())
     size = final_size(run, label)
@@ -129,7 +130,7 @@ def insert_figures(run: RunData, label: str) -> dict | None:
 
 
 def insert_table(run: RunData) -> pl.DataFrame:
-    interval_s = run.manifest["params"]["workload"]["interval_s"]
+    interval_s = load_interval_s(run.manifest)
     rows = []
     for s in run.systems:
         f = insert_figures(run, s["label"])
@@ -330,7 +331,7 @@ def stand_in_roles(run: RunData) -> dict[str, str]:
 
 # -- findings -------------------------------------------------------------------------------
 def _insert_findings(run: RunData) -> list[str]:
-    interval_s = run.manifest["params"]["workload"]["interval_s"]
+    interval_s = load_interval_s(run.manifest)
     series = insert_series(run)
     lines = []
     figures = {s["label"]: insert_figures(run, s["label"]) for s in run.systems}

@@ -12,8 +12,6 @@ import signal
 import sys
 import time
 
-MCL_CURRENT = 1
-
 
 def main(size: int) -> int:
     libc = ctypes.CDLL("libc.so.6", use_errno=True)

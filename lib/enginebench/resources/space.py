@@ -20,12 +20,11 @@ from pathlib import Path
 
 import bson
 
+from ..engines import ENGINES
 from ..metrics.sampler import dir_size
 
 SAMPLE_DOCS = 1000
 MB = 1 << 20
-WIREDTIGER_LOG_FILE = 100 * MB      # WiredTiger's log file_max default
-ROCKSDB_WRITE_BUFFERS = (64, 4)     # MongoRocks' write_buffer_size (MB) and max_write_buffer_number
 # How the engines and the OS word a full disk (WiredTiger and RocksDB pass on strerror's text).
 NO_SPACE = re.compile(r"no space left on device|ENOSPC|os error 28", re.IGNORECASE)
 # A device with less than this free after a failure is full, whatever the error said (a runner
@@ -77,38 +76,12 @@ class _Rec:
         pass
 
 
-def _loaders(workload) -> list:
-    """The workload's load callables fn(store, rec, stop), as its Python version defines them."""
-    name = workload.name
-    if name in ("linkbench", "sysbench"):
-        return workload.load_threads(1)
-    if name == "tokumx":
-        return [workload.inserter()] if workload.cfg.experiment == "insert" else workload.load_threads()
-    if name == "iibench":
-        return [workload._writer(0)]
-    if name == "flashback":
-        # Users, then posts, then the activity log, each collection to its end: the generator
-        # runs on the same settings with at most SAMPLE_DOCS documents of each (a document's size
-        # depends on the byte settings, not on how many there are).
-        from dataclasses import replace
-        from ..flashback.appmix import AppMix
-        cfg = workload.app.cfg
-        small = AppMix(replace(cfg, users=min(cfg.users, SAMPLE_DOCS), posts=min(cfg.posts, SAMPLE_DOCS),
-                               capped_mb=min(cfg.capped_mb, SAMPLE_DOCS * cfg.event_bytes / MB)))
-
-        def dataset(store, rec, stop):
-            for collection, docs in small.load_batches():
-                store.insert_many(collection, docs)
-        return [dataset]
-    raise ValueError(f"no loader to size for workload {name!r}")
-
-
 def document_sizes(workload) -> dict[str, float]:
     """Mean BSON bytes per document, per collection sampled."""
     total_bytes: dict[str, int] = {}
     total_docs: dict[str, int] = {}
-    for loader in _loaders(workload):
-        store = _SampleStore(per_collection=workload.name == "flashback")
+    for loader in workload.size_sample():
+        store = _SampleStore(per_collection=workload.samples_per_collection)
         try:
             loader(store, _Rec(), threading.Event())
         except _Enough:
@@ -119,9 +92,9 @@ def document_sizes(workload) -> dict[str, float]:
     return {c: total_bytes[c] / total_docs[c] for c in total_docs if total_docs[c]}
 
 
-def data_estimate(workload) -> dict:
+def data_estimate(workload, load_threads: int) -> dict:
     """What the load leaves, in documents and BSON bytes (the same for every system of a run)."""
-    expected = workload.expected_after_load()
+    expected = workload.expected_after_load(load_threads)
     sizes = document_sizes(workload)
     overall = sum(sizes.values()) / len(sizes) if sizes else 0.0
     return {"documents": sum(expected.values()),
@@ -138,15 +111,9 @@ def expected_size(data: dict, system: dict) -> dict:
     how = [f"{data['documents']:,} documents x their mean BSON size"]
     if oplog:
         how.append(f"the oplog's copy up to {oplog_mb} MB")
-    journal = 0
-    if system.get("engine") == "wiredtiger" and options.get("log", True):
-        journal = 2 * WIREDTIGER_LOG_FILE
-        how.append("WiredTiger's log file and the one it preallocates")
-    elif system.get("engine") == "rocksdb":
-        buffer_mb, buffers = (options.get("write_buffer_mb") or ROCKSDB_WRITE_BUFFERS[0],
-                              options.get("max_write_buffers") or ROCKSDB_WRITE_BUFFERS[1])
-        journal = min(data["bytes"] + oplog, buffer_mb * buffers * MB)
-        how.append(f"RocksDB's write-ahead log of its {buffers} x {buffer_mb} MB write buffers")
+    journal, journal_how = ENGINES[system["engine"]].log_bytes(options, data["bytes"] + oplog)
+    if journal:
+        how.append(journal_how)
     return {**data, "bytes": data["bytes"] + oplog + journal,
             "how": ", plus ".join(how) + "; index entries, page fill and compression not counted"}
 

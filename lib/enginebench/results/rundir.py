@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 from datetime import datetime, timezone
 from pathlib import Path
 

@@ -19,6 +19,7 @@ import time
 import traceback
 
 from ..workloads import build_workload
+from .plan import Execution
 
 
 def _emitter(keep: list):
@@ -102,51 +103,64 @@ def main(argv: list[str]) -> int:
     emit({"event": "runner", "runner": "python", "pid": os.getpid(), "t": time.time()})
     holder = {"store": None}  # the open store (the cold start replaces it)
     watches: list = []
-    stale: list[dict] = []
     try:
-        store = holder["store"] = open_store(spec)
-        if spec["system"]["target"] != "embedded":
-            if spec.get("drop_database"):  # an existing deployment: start from an empty database
-                store.client.drop_database(store.database)
-            emit = _with_phase_stats(emit, holder)
-            watches = _watch_replication(spec, store, emit, abort, stale)
-        info = store.info()
-        emit({"event": "store_info", "engine": info.engine, "version": info.version, "config": info.config,
-              "atomic": store.atomic})
-        workload = build_workload(spec["workload"])
-        def reopen():
-            holder["store"] = open_store(spec)
-            if watches:
-                holder["store"].watches = watches
-            return holder["store"]
-        status = workload.run_plan(store, {**spec["phases"], "data_dir": spec["data_dir"]}, emit, abort, reopen)
-        errors = [e for e in emitted if e.get("event") == "phase_end" and e.get("error")]
-        if stale:
-            # Stopped on purpose: what was measured up to the stale secondary is the result.
-            emit({"event": "done", "status": "complete", "t": time.time(), "error": None,
-                  "stopped_by": "stale_secondary"})
-            return 0
-        emit({"event": "done", "status": status, "t": time.time(),
-              "error": errors[-1]["error"] if errors and status != "complete" else None})
-        return 0 if status == "complete" else 3
+        return _run(spec, emit, emitted, abort, holder, watches)
     except Exception as exc:
         emit({"event": "failed", "error": f"{type(exc).__name__}: {exc}", "traceback": traceback.format_exc(),
               "t": time.time()})
         return 2
     finally:
-        for watch in watches:
-            watch.stop()
-            watch.client.close()
-        if holder["store"] is not None and spec.get("drop_database") and not spec.get("keep_data"):
-            try:
-                holder["store"].client.drop_database(holder["store"].database)
-            except Exception as exc:
-                emit({"event": "drop_failed", "error": str(exc)})
-        if holder["store"] is not None:
-            try:
-                holder["store"].close()
-            except Exception as exc:  # the run's result stands; the close failure is reported
-                emit({"event": "close_failed", "error": str(exc)})
+        _release(spec, emit, holder, watches)
+
+
+def _run(spec: dict, emit, emitted: list, abort: threading.Event, holder: dict, watches: list) -> int:
+    """Opens the store, runs the plan, reports how it ended; the exit code."""
+    stale: list[dict] = []
+    store = holder["store"] = open_store(spec)
+    if spec["system"]["target"] != "embedded":
+        if spec.get("drop_database"):  # an existing deployment: start from an empty database
+            store.client.drop_database(store.database)
+        emit = _with_phase_stats(emit, holder)
+        watches += _watch_replication(spec, store, emit, abort, stale)
+    info = store.info()
+    emit({"event": "store_info", "engine": info.engine, "version": info.version, "config": info.config,
+          "atomic": store.atomic})
+    workload = build_workload(spec["workload"]["name"], spec["workload"]["params"], spec.get("context"))
+
+    def reopen():
+        holder["store"] = open_store(spec)
+        if watches:
+            holder["store"].watches = watches
+        return holder["store"]
+    status = Execution(workload, store, emit, abort, data_dir=spec["data_dir"], max_errors=spec["max_errors"],
+                       reopen=reopen).run(spec["plan"])
+    if stale:
+        # Stopped on purpose: what was measured up to the stale secondary is the result.
+        emit({"event": "done", "status": "complete", "t": time.time(), "error": None, "stopped_by": "stale_secondary"})
+        return 0
+    errors = [e for e in emitted if e.get("event") == "phase_end" and e.get("error")]
+    emit({"event": "done", "status": status, "t": time.time(),
+          "error": errors[-1]["error"] if errors and status != "complete" else None})
+    return 0 if status == "complete" else 3
+
+
+def _release(spec: dict, emit, holder: dict, watches: list) -> None:
+    """Stops the replication watches, drops a borrowed deployment's database, closes the store."""
+    for watch in watches:
+        watch.stop()
+        watch.client.close()
+    store = holder["store"]
+    if store is None:
+        return
+    if spec.get("drop_database") and not spec.get("keep_data"):
+        try:
+            store.client.drop_database(store.database)
+        except Exception as exc:
+            emit({"event": "drop_failed", "error": str(exc)})
+    try:
+        store.close()
+    except Exception as exc:  # the run's result stands; the close failure is reported
+        emit({"event": "close_failed", "error": str(exc)})
 
 
 if __name__ == "__main__":

@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from ..paths import native_runner
 
-# Families whose per-operation loops run in the native runner. A family not listed here still
-# runs on the Python runner (runner/child.py) on every target, and its report says so.
-NATIVE_WORKLOADS = ("linkbench", "iibench", "sysbench", "tokumx", "flashback")
 
-
-def runs_natively(target_kind: str, workload: str) -> bool:
-    return target_kind == "embedded" and workload in NATIVE_WORKLOADS
+def runs_natively(target_kind: str) -> bool:
+    """Every family runs natively on embedded engines (`enginebench-runner engines` lists them);
+    server targets run the Python client (runner/child.py)."""
+    return target_kind == "embedded"
 
 
 def command(spec_path) -> list[str]:

@@ -1,9 +1,13 @@
-"""The common experiment plan: load, verify, quiesce, warm up, measure, check.
+"""The phase plan: `phases:` of a params file turned into steps, and the steps executed.
 
-`steps` writes it declaratively, as the list of steps the native runner executes (lib/native
-src/plan.rs documents each step); `load_then_measure` executes it in Python for the server
-targets. Workloads that follow it provide: setup(store), load_threads(n), expected_after_load(),
-requester(i, n) with next() -> (op, fn(store)), and check(store) -> dict.
+`plan_steps` writes the plan declaratively, as the list of steps both runners execute: the native
+runner (lib/native/src/plan.rs documents each step) for embedded systems, and `execute` here for
+the clients of server targets. The plan is the same for every family: load, verify, quiesce,
+cold start, the measured phases (one per client count), a rate sweep, the consistency check.
+A family leaves out what its `phases:` leaves out (iibench and TokuMX's insert test measure their
+load, so their plan ends at verify).
+
+A workload supplies what each step means for it (workloads/base.py: Workload).
 """
 from __future__ import annotations
 
@@ -14,31 +18,54 @@ from .coldstart import evict
 from .phases import run_phase
 
 
-def steps(phases: dict) -> list[dict]:
-    """The phase plan of a load-then-measure experiment, from its params' `phases` (a system
-    with `measure_requests: false` has intervals 0: it loads and stops)."""
-    plan = [{"step": "load", "threads": phases["loaders"], "interval_s": phases["load_interval_s"]},
-            {"step": "verify"},
-            {"step": "quiesce", "seconds": phases["quiesce_s"]}]
-    if phases["intervals"] == 0:
-        return plan
+def plan_steps(params: dict, system: dict | None = None) -> list[dict]:
+    """The steps for an experiment's resolved params; a system with `measure_requests: false`
+    loads and stops (the post's load-only setups)."""
+    from ..families import family
+
+    phases = params["phases"]
+    use = family(params["workload"]["name"]).phase_use(params["workload"])
+    steps: list[dict] = []
+    if phases.get("load"):
+        steps += [{"step": "load", "threads": phases["load"]["threads"], "interval_s": phases["load"]["interval_s"]},
+                  {"step": "verify"}]
+    measure = phases.get("measure")
+    if not measure or (system is not None and not system.get("measure_requests", True)):
+        return steps
+    steps.append({"step": "quiesce", "seconds": phases["quiesce_s"]})
     if phases.get("cold_start", "none") != "none":
-        plan.append({"step": "cold_start", "method": phases["cold_start"]})
-    n, rate = phases["requesters"], phases.get("request_rate")
-    if phases["warmup_s"] > 0:
-        plan.append({"step": "measure", "name": "warmup", "threads": n, "interval_s": phases["warmup_s"],
-                     "duration_s": phases["warmup_s"], "rate_per_s": rate})
-    plan.append({"step": "measure", "name": "run", "threads": n, "interval_s": phases["interval_s"],
-                 "duration_s": phases["interval_s"] * phases["intervals"], "rate_per_s": rate})
+        steps.append({"step": "cold_start", "method": phases["cold_start"]})
+    steps += measured_steps(measure)
     if phases.get("rate_sweep"):
-        plan.append({"step": "rate_sweep", "of": "run", "fractions": phases["rate_sweep"],
-                     "seconds": phases["rate_sweep_s"], "threads": n})
-    plan.append({"step": "check"})
-    return plan
+        sweep = phases["rate_sweep"]
+        steps.append({"step": "rate_sweep", "of": "run", "fractions": sweep["fractions"],
+                      "seconds": sweep["seconds"], "threads": measure["threads"]})
+    if use.check:
+        steps.append({"step": "check"})
+    return steps
 
 
-def request_loop(requester, rate_per_worker: float | None = None, offset: float = 0.0):
-    """A worker callable that issues the requester's operations until the phase stops it.
+def load_threads(params: dict) -> int:
+    return (params["phases"].get("load") or {}).get("threads", 1)
+
+
+def measured_steps(measure: dict) -> list[dict]:
+    """One measured phase ("run"), after its warm-up; or one per client count ("clients=<n>")."""
+    rate, interval, duration = measure.get("request_rate"), measure["interval_s"], measure.get("duration_s")
+    if isinstance(measure["threads"], list):
+        return [{"step": "measure", "name": f"clients={n}", "threads": n, "interval_s": interval,
+                 "duration_s": duration, "rate_per_s": rate} for n in measure["threads"]]
+    steps = []
+    if measure.get("warmup_s"):
+        steps.append({"step": "measure", "name": "warmup", "threads": measure["threads"],
+                      "interval_s": measure["warmup_s"], "duration_s": measure["warmup_s"], "rate_per_s": rate})
+    steps.append({"step": "measure", "name": "run", "threads": measure["threads"], "interval_s": interval,
+                  "duration_s": duration, "rate_per_s": rate})
+    return steps
+
+
+def request_loop(next_request, rate_per_worker: float | None = None, offset: float = 0.0):
+    """A worker callable that issues `next_request()` -> (op, fn(store)) until the phase stops it.
 
     Closed loop by default (the next op starts when the last ends). With a rate, open loop on a
     fixed schedule (YCSB's method, LinkbenchX's `requestrate`): op k is due at start + k/rate,
@@ -46,7 +73,7 @@ def request_loop(requester, rate_per_worker: float | None = None, offset: float 
     slow engine is not lost (no coordinated omission)."""
     def closed(store, rec, stop: threading.Event):
         while not stop.is_set():
-            op, fn = requester.next()
+            op, fn = next_request()
             rec.call(op, fn, store)
 
     def open_loop(store, rec, stop: threading.Event):
@@ -56,7 +83,7 @@ def request_loop(requester, rate_per_worker: float | None = None, offset: float 
             wait = due - time.perf_counter_ns()
             if wait > 0 and stop.wait(wait / 1e9):
                 return
-            op, fn = requester.next()
+            op, fn = next_request()
             rec.call(op, fn, store, intended_ns=due)
             due += gap_ns
     return open_loop if rate_per_worker else closed
@@ -69,69 +96,87 @@ def outcome(phase: dict) -> str | None:
     return "aborted" if phase["error"] == "interrupted" else "failed"
 
 
-def rate_sweep(requesters: list, store, phases: dict, emit, abort: threading.Event, capacity: float) -> str | None:
-    """Open-loop phases at fractions of the closed-loop throughput: each point of the latency
-    against throughput curve, with latency from the intended start and service time. Returns
-    the run's status if a phase did not complete. The measured phase's requesters go on, so
-    their streams continue (new requesters would re-issue the node ids already added)."""
-    n = len(requesters)
-    for fraction in phases["rate_sweep"]:
-        rate = fraction * capacity
-        name = f"sweep {fraction:g}x"
-        emit({"event": "sweep", "phase": name, "fraction": fraction, "offered_per_s": rate,
-              "closed_loop_per_s": capacity})
-        workers = [request_loop(requester, rate / n, offset=i / n) for i, requester in enumerate(requesters)]
-        point = run_phase(name, workers, store, emit, interval_s=phases["rate_sweep_s"],
-                          duration_s=phases["rate_sweep_s"], abort=abort, max_errors=phases["max_errors"],
-                          engine_stats=store.stats)
-        if outcome(point):
-            return outcome(point)
-    return None
+class Execution:
+    """Runs the steps on one store, as plan.rs does; a stale secondary (the store's replication
+    watches, server targets only) ends the plan as a finding, not a failure."""
+
+    def __init__(self, workload, store, emit, abort: threading.Event, *, data_dir: str, max_errors: int,
+                 reopen=None):
+        self.workload, self.store, self.emit, self.abort = workload, store, emit, abort
+        self.data_dir, self.max_errors, self.reopen = data_dir, max_errors, reopen
+        self.throughput: dict[str, float] = {}
+
+    def run(self, steps: list[dict]) -> str:
+        self.workload.setup(self.store)
+        for step in steps:
+            if self.abort.is_set():
+                return "aborted"
+            status = getattr(self, f"_{step['step']}")(step)
+            if status:
+                return status
+        return "complete"
+
+    def _phase(self, name: str, workers: list, *, interval_s: float, duration_s: float | None, max_errors: int,
+               accounting: dict) -> str | None:
+        result = run_phase(name, workers, self.store, self.emit, interval_s=interval_s, duration_s=duration_s,
+                           abort=self.abort, max_errors=max_errors, engine_stats=self.store.stats,
+                           accounting=accounting, slow_us=self.workload.slow_us)
+        if result["aborted"] and stale_finding(self.store) is not None:
+            self._verify({}, stopped_by="stale_secondary")  # the count is short by design, and says why
+            return "complete"
+        if not outcome(result):
+            self.throughput[name] = result["ops"] / max(result["seconds"], 1e-9)
+        return outcome(result)
+
+    def _load(self, step: dict) -> str | None:
+        return self._phase("load", self.workload.load(step["threads"]), interval_s=step["interval_s"],
+                           duration_s=None, max_errors=0, accounting=self.workload.load_accounting)
+
+    def _verify(self, _step: dict, stopped_by: str | None = None) -> None:
+        expected, found = self.workload.verify(self.store)
+        event = {"event": "load_verified", "expected": expected, "found": found, "ok": expected == found}
+        if stopped_by:
+            event["stopped_by"] = stopped_by
+        self.emit(event)
+
+    def _quiesce(self, step: dict) -> None:
+        started = time.time()
+        self.store.checkpoint()
+        self.abort.wait(step["seconds"])
+        self.emit({"event": "quiesce", "seconds": time.time() - started, "checkpoint": True})
+
+    def _cold_start(self, step: dict) -> None:
+        self.store.close()
+        self.emit({"event": "cold_start", **evict(self.data_dir, step["method"])})
+        self.store = self.reopen()
+
+    def _measure(self, step: dict) -> str | None:
+        workers = self.workload.measure(step["name"], step["threads"], step.get("rate_per_s"))
+        status = self._phase(step["name"], workers, interval_s=step["interval_s"], duration_s=step["duration_s"],
+                             max_errors=self.max_errors, accounting=self.workload.measure_accounting)
+        self.workload.after_measure(step["name"], self.emit)
+        return status
+
+    def _rate_sweep(self, step: dict) -> str | None:
+        capacity = self.throughput[step["of"]]
+        for fraction in step["fractions"]:
+            rate, name = fraction * capacity, f"sweep {fraction:g}x"
+            self.emit({"event": "sweep", "phase": name, "fraction": fraction, "offered_per_s": rate,
+                       "closed_loop_per_s": capacity})
+            status = self._phase(name, self.workload.measure(name, step["threads"], rate), interval_s=step["seconds"],
+                                 duration_s=step["seconds"], max_errors=self.max_errors,
+                                 accounting=self.workload.measure_accounting)
+            if status:
+                return status
+        return None
+
+    def _check(self, _step: dict) -> None:
+        started = time.time()
+        result = self.workload.check(self.store)
+        self.emit({"event": "consistency", **result, "seconds": time.time() - started, "atomic": self.store.atomic})
 
 
-def load_then_measure(workload, store, phases: dict, emit, abort: threading.Event, reopen=None) -> str:
-    workload.setup(store)
-    load = run_phase("load", workload.load_threads(phases["loaders"]), store, emit,
-                     interval_s=phases["load_interval_s"], duration_s=None, abort=abort,
-                     max_errors=0, engine_stats=store.stats, accounting=workload.load_accounting)
-    if outcome(load):
-        return outcome(load)
-
-    expected = workload.expected_after_load()
-    found = {name: store.count(name, None) for name in expected}
-    emit({"event": "load_verified", "expected": expected, "found": found, "ok": expected == found})
-
-    started = time.time()
-    store.checkpoint()
-    time.sleep(phases["quiesce_s"])
-    emit({"event": "quiesce", "seconds": time.time() - started, "checkpoint": True})
-    if phases["intervals"] and phases.get("cold_start", "none") != "none":
-        store.close()
-        emit({"event": "cold_start", **evict(phases["data_dir"], phases["cold_start"])})
-        store = reopen()
-
-    if phases["intervals"] == 0:
-        return "complete"  # a load-only system
-    n = phases["requesters"]
-    rate = phases.get("request_rate")
-    # Workers' schedules are staggered so the arrivals are spread, not bunched.
-    requesters = [workload.requester(i, n) for i in range(n)]
-    workers = [request_loop(r, rate / n if rate else None, offset=i / n) for i, r in enumerate(requesters)]
-    if phases["warmup_s"] > 0:
-        warm = run_phase("warmup", workers, store, emit, interval_s=phases["warmup_s"],
-                         duration_s=phases["warmup_s"], abort=abort, max_errors=phases["max_errors"])
-        if outcome(warm):
-            return outcome(warm)
-    run = run_phase("run", workers, store, emit, interval_s=phases["interval_s"],
-                    duration_s=phases["interval_s"] * phases["intervals"], abort=abort,
-                    max_errors=phases["max_errors"], engine_stats=store.stats)
-    if outcome(run):
-        return outcome(run)
-    if phases.get("rate_sweep"):
-        swept = rate_sweep(requesters, store, phases, emit, abort, capacity=run["ops"] / run["seconds"])
-        if swept:
-            return swept
-    started = time.time()
-    result = workload.check(store)
-    emit({"event": "consistency", **result, "seconds": time.time() - started, "atomic": store.atomic})
-    return "complete"
+def stale_finding(store) -> dict | None:
+    """The stale-secondary finding of the replication watches the runner attached to the store
+    (`store.watches`, mongod target only; an embedded store has no replica set), if any."""
+    return next((w.found for w in getattr(store, "watches", None) or [] if getattr(w, "found", None)), None)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..engines import ENGINES
 from .base import DuplicateKey, IndexSpec, Store, StoreError, StoreInfo, UpdateResult
 
-EMBEDDED_ENGINES = ("wiredtiger", "rocksdb", "lmdb")
 
 
 def open_embedded(engine: str, path: str | Path, options: dict) -> Store:
@@ -14,11 +14,11 @@ def open_embedded(engine: str, path: str | Path, options: dict) -> Store:
 
     `options` are a system's options from the params (engine options plus `oplog`,
     `oplog_size_mb` and, for lmdb, `mmap_lock`)."""
-    if engine not in EMBEDDED_ENGINES:
-        raise StoreError(f"unknown embedded engine {engine!r}; allowed: {', '.join(EMBEDDED_ENGINES)}")
+    if engine not in ENGINES:
+        raise StoreError(f"unknown embedded engine {engine!r}; allowed: {', '.join(ENGINES)}")
     from .native import NativeStore
     return NativeStore(engine, path, options)
 
 
 __all__ = ["DuplicateKey", "IndexSpec", "Store", "StoreError", "StoreInfo", "UpdateResult",
-           "EMBEDDED_ENGINES", "open_embedded"]
+           "open_embedded"]

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import random
 import threading
+import time
+from typing import ClassVar, Literal
 
 import numpy as np
-import time
-from dataclasses import dataclass
+from pydantic import Field
 
-from ..runner.phases import run_phase
+from ..params.phases import PhaseUse, WorkloadParams, uses
 from ..stores.base import IndexSpec, Store
+from .base import Workload
 
 COLLECTION = "purchases_index"
 # Cumulative: NUM_SECONDARY_INDEXES = n creates the first n (A.2), ascending, before the load.
@@ -39,50 +41,51 @@ def random_letters() -> bytes:
     return bytes(out[:PAD])
 
 
-@dataclass(frozen=True)
-class IIBenchConfig:
-    max_rows: int
-    writers: int = 10
-    docs_per_insert: int = 10
-    num_secondary_indexes: int = 3
-    num_char_fields: int = 1
-    length_char_fields: int = 1000
-    percent_compressible: int = 50
-    max_inserts_per_second: int | None = None   # None: unthrottled (the post's 999999)
-    query_threads: int = 1
-    query_limit: int = 4
-    query_begin_docs: int = 100_000
-    ms_between_queries: int = 0
-    slow_threshold_s: float = 2.0
-    num_cash_registers: int = 1000
-    num_customers: int = 100_000
-    num_products: int = 10_000
-    max_price: float = 500.0
-    interval_s: float = 10.0
+class Params(WorkloadParams):
+    """The post's 24-argument command line, by name (spec A.5); its writer threads (arg 2) are
+    `phases.load.threads`, its progress interval (arg 6) `phases.load.interval_s`."""
+    name: Literal["iibench"] = "iibench"
+    max_rows: int = Field(ge=1)
+    docs_per_insert: int = Field(10, ge=1)
+    num_secondary_indexes: int = Field(3, ge=0, le=3)
+    num_char_fields: int = Field(1, ge=0)
+    length_char_fields: int = Field(1000, ge=0)
+    percent_compressible: int = Field(50, ge=0, le=100)
+    max_inserts_per_second: int | None = Field(None, ge=1)  # None: unthrottled (the post's 999999)
+    query_threads: int = Field(1, ge=0)
+    query_limit: int = Field(4, ge=1)
+    query_begin_docs: int = Field(100_000, ge=0)
+    ms_between_queries: int = Field(0, ge=0)
+    slow_threshold_s: float = Field(2.0, gt=0)
 
-    @property
-    def per_writer(self) -> int:
-        """Docs each writer inserts: floor(max_rows / writers), in whole batches (A.3)."""
-        per = self.max_rows // self.writers if self.writers > 1 else self.max_rows
+    # The load is what is measured: the writers insert while the query thread runs.
+    PHASES: ClassVar[PhaseUse] = uses("load.threads", "load.interval_s", required=("load",), check=False)
+
+    def per_writer(self, writers: int) -> int:
+        """Docs each of `writers` inserts: floor(max_rows / writers), in whole batches (A.3)."""
+        per = self.max_rows // writers if writers > 1 else self.max_rows
         return (per // self.docs_per_insert) * self.docs_per_insert
 
-    @property
-    def total_docs(self) -> int:
-        return self.per_writer * self.writers
+    def total_docs(self, writers: int) -> int:
+        return self.per_writer(writers) * writers
 
 
-class IIBench:
-    name = "iibench"
+# The Java client's constants (A.1).
+NUM_CASH_REGISTERS, NUM_CUSTOMERS, NUM_PRODUCTS, MAX_PRICE = 1000, 100_000, 10_000, 500.0
+
+
+class IIBench(Workload):
     load_accounting = {"rate": "items", "rate_ops": [INSERT], "per_op": INSERT}
 
-    def __init__(self, config: IIBenchConfig):
+    def __init__(self, config: Params):
         self.cfg = config
         self.indexes = INDEXES[:config.num_secondary_indexes]
+        self.slow_us = {INSERT: int(config.slow_threshold_s * 1e6)}
         self.random_letters = random_letters()
         self.inserted = 0
         self._lock = threading.Lock()
         self.writers_done = threading.Event()
-        self._writers_left = config.writers
+        self.writers = self._writers_left = 0
 
     # -- documents ------------------------------------------------------------------------
     def _char_field(self, rng: random.Random) -> str:
@@ -93,12 +96,12 @@ class IIBench:
                 + "a" * int(length * pct / 100))
 
     def _price(self, rng: random.Random, customer: int) -> float:
-        return (rng.random() * self.cfg.max_price + customer) / 100.0
+        return (rng.random() * MAX_PRICE + customer) / 100.0
 
     def document(self, rng: random.Random) -> dict:
-        customer = rng.randrange(self.cfg.num_customers)
-        doc = {"dateandtime": int(time.time() * 1000), "cashregisterid": rng.randrange(self.cfg.num_cash_registers),
-               "customerid": customer, "productid": rng.randrange(self.cfg.num_products),
+        customer = rng.randrange(NUM_CUSTOMERS)
+        doc = {"dateandtime": int(time.time() * 1000), "cashregisterid": rng.randrange(NUM_CASH_REGISTERS),
+               "customerid": customer, "productid": rng.randrange(NUM_PRODUCTS),
                "price": self._price(rng, customer)}
         for i in range(1, self.cfg.num_char_fields + 1):
             doc[f"cf{i}"] = self._char_field(rng)
@@ -113,10 +116,10 @@ class IIBench:
     def _writer(self, index: int):
         def work(store, rec, stop):
             rng = random.Random(index)  # each writer is seeded with its thread index (A.1)
-            cap = (self.cfg.max_inserts_per_second // self.cfg.writers) if self.cfg.max_inserts_per_second else None
+            cap = (self.cfg.max_inserts_per_second // self.writers) if self.cfg.max_inserts_per_second else None
             window_start, in_window = time.time(), 0
             try:
-                for _ in range(self.cfg.per_writer // self.cfg.docs_per_insert):
+                for _ in range(self.cfg.per_writer(self.writers) // self.cfg.docs_per_insert):
                     if stop.is_set():
                         return
                     batch = [self.document(rng) for _ in range(self.cfg.docs_per_insert)]
@@ -147,9 +150,9 @@ class IIBench:
                     time.sleep(self.cfg.ms_between_queries / 1000)
                 op = QUERIES[k % 3]
                 k += 1
-                customer = rng.randrange(self.cfg.num_customers)
+                customer = rng.randrange(NUM_CUSTOMERS)
                 price = self._price(rng, customer)
-                register = rng.randrange(self.cfg.num_cash_registers)
+                register = rng.randrange(NUM_CASH_REGISTERS)
                 t = rng.randint(started_ms, int(time.time() * 1000))
                 rec.call(op, self._query, store, op, price, customer, register, t)
         return work
@@ -167,22 +170,23 @@ class IIBench:
                               fields=("cashregisterid", "price", "customerid"))
         return len(rows)
 
-    def run_plan(self, store: Store, phases: dict, emit, abort, reopen=None) -> str:
-        self.setup(store)
-        usable = {q.name for q in self.indexes}
-        queries = self.cfg.query_threads if {"pdc", "marketsegment", "registersegment"} <= usable else 0
-        workers = [self._writer(i) for i in range(self.cfg.writers)] + [self._querier(i) for i in range(queries)]
-        result = run_phase("load", workers, store, emit, interval_s=self.cfg.interval_s, duration_s=None,
-                           abort=abort, max_errors=phases["max_errors"], engine_stats=store.stats,
-                           accounting=self.load_accounting,
-                           slow_us={INSERT: int(self.cfg.slow_threshold_s * 1e6)})
-        if result["aborted"]:
-            return "aborted" if result["error"] == "interrupted" else "failed"
-        expected = {"documents": self.cfg.total_docs, **{f"index {q.name}": self.cfg.total_docs for q in self.indexes}}
+    def load(self, threads: int):
+        """The writers (`threads`, the post's 10) and the query thread(s), which need all three
+        secondary indexes."""
+        self.writers = self._writers_left = threads
+        queries = self.cfg.query_threads if len(self.indexes) == len(INDEXES) else 0
+        return [self._writer(i) for i in range(threads)] + [self._querier(i) for i in range(queries)]
+
+    def expected_after_load(self, load_threads: int) -> dict:
+        return {"documents": self.cfg.total_docs(load_threads)}
+
+    def verify(self, store: Store) -> tuple[dict, dict]:
+        total = self.cfg.total_docs(self.writers)
+        expected = {"documents": total, **{f"index {q.name}": total for q in self.indexes}}
         found = {"documents": store.count(COLLECTION, None),
                  **{f"index {q.name}": store.count(COLLECTION, q.name) for q in self.indexes}}
-        emit({"event": "load_verified", "expected": expected, "found": found, "ok": expected == found})
-        return "complete"
+        return expected, found
 
-    def expected_after_load(self) -> dict:
-        return {"documents": self.cfg.total_docs}
+
+def build(params: Params, context: dict | None = None) -> IIBench:
+    return IIBench(params)

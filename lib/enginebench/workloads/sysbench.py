@@ -13,10 +13,13 @@ from __future__ import annotations
 import queue
 import random
 import time
-from dataclasses import dataclass
+from typing import ClassVar, Literal
 
-from ..runner.phases import run_phase
+from pydantic import Field, model_validator
+
+from ..params.phases import PhaseUse, WorkloadParams, uses
 from ..stores.base import DuplicateKey, IndexSpec, Store
+from .base import Workload
 
 K_INDEX = IndexSpec("k_1", (("k", 1),))
 TRANSACTION = "TRANSACTION"
@@ -24,26 +27,35 @@ RETRY = "DUPLICATE_KEY_RETRY"
 LOAD = "LOAD_BULK"
 
 
-@dataclass(frozen=True)
-class SysbenchConfig:
-    collections: int = 16
-    docs_per_collection: int = 10_000_000
-    docs_per_insert: int = 1000
-    loader_threads: int = 8
-    writer_threads: int = 64
-    run_seconds: float = 600
-    interval_s: float = 10
-    range_size: int = 100
-    point_selects: int = 10
-    simple_ranges: int = 1
-    sum_ranges: int = 1
-    order_ranges: int = 1
-    distinct_ranges: int = 1
-    index_updates: int = 1
-    non_index_updates: int = 1
-    inserts: int = 1
-    max_tps: int | None = None
+class Params(WorkloadParams):
+    """sysbench-mongodb's config.bash, by name (spec B.6); its loader and writer threads and its
+    run time are `phases:` (load.threads, measure.threads, measure.duration_s)."""
+    name: Literal["sysbench"] = "sysbench"
+    collections: int = Field(16, ge=1)
+    docs_per_collection: int = Field(10_000_000, ge=1)
+    docs_per_insert: int = Field(1000, ge=1)
+    range_size: int = Field(100, ge=1)
+    point_selects: int = Field(10, ge=0)
+    simple_ranges: int = Field(1, ge=0)
+    sum_ranges: int = Field(1, ge=0)
+    order_ranges: int = Field(1, ge=0)
+    distinct_ranges: int = Field(1, ge=0)
+    index_updates: int = Field(1, ge=0)
+    non_index_updates: int = Field(1, ge=0)
+    inserts: int = Field(1, ge=0)
+    max_tps: int | None = Field(None, ge=1)
     seed: int = 1
+
+    PHASES: ClassVar[PhaseUse] = uses(
+        "load.threads", "load.interval_s", "quiesce_s", "cold_start", "measure.threads", "measure.interval_s",
+        "measure.duration_s", "max_errors", required=("load", "measure", "measure.duration_s"))
+
+    @model_validator(mode="after")
+    def _whole_batches(self):
+        if self.docs_per_collection < self.docs_per_insert:
+            raise ValueError(f"docs_per_collection ({self.docs_per_collection}) must be at least docs_per_insert "
+                             f"({self.docs_per_insert}): only whole batches are loaded")
+        return self
 
 
 def digits(rng: random.Random, groups: int) -> str:
@@ -51,12 +63,11 @@ def digits(rng: random.Random, groups: int) -> str:
     return "-".join(f"{rng.randrange(10 ** 11):011d}" for _ in range(groups))
 
 
-class Sysbench:
-    name = "sysbench"
+class Sysbench(Workload):
     load_accounting = {"rate": "items", "rate_ops": [LOAD], "per_op": LOAD}
-    run_accounting = {"rate": "count", "rate_ops": [TRANSACTION], "per_op": TRANSACTION}
+    measure_accounting = {"rate": "count", "rate_ops": [TRANSACTION], "per_op": TRANSACTION}
 
-    def __init__(self, config: SysbenchConfig):
+    def __init__(self, config: Params):
         self.cfg = config
         self.names = [f"sbtest{i}" for i in range(1, config.collections + 1)]
 
@@ -70,11 +81,14 @@ class Sysbench:
             store.create_collection(name)
             store.create_index(name, K_INDEX)  # built before the load, as the original does
 
-    def expected_after_load(self) -> dict:
+    def expected_after_load(self, load_threads: int = 1) -> dict:
         return {name: self.loaded_per_collection for name in self.names}
 
+    def verify(self, store: Store) -> tuple[dict, dict]:
+        return self.expected_after_load(), {name: store.count(name, None) for name in self.names}
+
     # -- load -----------------------------------------------------------------------------
-    def load_threads(self, loaders: int):
+    def load(self, loaders: int):
         pending: queue.Queue = queue.Queue()
         for i, name in enumerate(self.names, start=1):
             pending.put((i, name))
@@ -96,12 +110,15 @@ class Sysbench:
         return [loader for _ in range(min(loaders, len(self.names)))]
 
     # -- the OLTP transaction -------------------------------------------------------------
-    def writer(self, index: int):
+    def measure(self, name: str, threads: int, rate_per_s: float | None):
+        return [self.writer(i, threads) for i in range(threads)]
+
+    def writer(self, index: int, writers: int):
         cfg = self.cfg
 
         def work(store, rec, stop):
             rng = random.Random(cfg.seed + index)
-            cap = (cfg.max_tps // cfg.writer_threads + 1) if cfg.max_tps else None
+            cap = (cfg.max_tps // writers + 1) if cfg.max_tps else None
             window_start, in_window = time.time(), 0
             while not stop.is_set():
                 name = rng.choice(self.names)
@@ -117,7 +134,7 @@ class Sysbench:
         return work
 
     def _draw(self, rng: random.Random) -> dict:
-        n, r = self.cfg.docs_per_collection, self.cfg.range_size
+        n = self.cfg.docs_per_collection
         return {"points": [rng.randint(1, n) for _ in range(self.cfg.point_selects)],
                 "ranges": [rng.randint(1, n) for _ in range(self.cfg.simple_ranges + self.cfg.sum_ranges
                                                             + self.cfg.order_ranges + self.cfg.distinct_ranges)],
@@ -157,31 +174,10 @@ class Sysbench:
                     retries += 1  # another worker re-inserted the same id in between
         return retries
 
-    # -- plan -----------------------------------------------------------------------------
-    def run_plan(self, store: Store, phases: dict, emit, abort, reopen=None) -> str:
-        self.setup(store)
-        load = run_phase("load", self.load_threads(self.cfg.loader_threads), store, emit,
-                         interval_s=self.cfg.interval_s, duration_s=None, abort=abort, max_errors=0,
-                         engine_stats=store.stats, accounting=self.load_accounting)
-        if load["aborted"]:
-            return "aborted" if load["error"] == "interrupted" else "failed"
-        expected = self.expected_after_load()
-        found = {name: store.count(name, None) for name in self.names}
-        emit({"event": "load_verified", "expected": expected, "found": found, "ok": expected == found})
-        store.checkpoint()
-        time.sleep(phases.get("quiesce_s", 0))
-        if phases.get("cold_start", "none") != "none" and reopen is not None:
-            from ..runner.coldstart import evict
-            store.close()
-            emit({"event": "cold_start", **evict(phases["data_dir"], phases["cold_start"])})
-            store = reopen()
-        workers = [self.writer(i) for i in range(self.cfg.writer_threads)]
-        run = run_phase("run", workers, store, emit, interval_s=self.cfg.interval_s,
-                        duration_s=self.cfg.run_seconds, abort=abort, max_errors=phases["max_errors"],
-                        engine_stats=store.stats, accounting=self.run_accounting)
-        if run["aborted"]:
-            return "aborted" if run["error"] == "interrupted" else "failed"
-        found = {name: store.count(name, None) for name in self.names}
-        emit({"event": "consistency", "expected": expected, "found": found,
-              "mismatches": sum(expected[n] != found[n] for n in self.names)})
-        return "complete"
+    def check(self, store: Store) -> dict:
+        expected, found = self.verify(store)
+        return {"expected": expected, "found": found, "mismatches": sum(expected[n] != found[n] for n in self.names)}
+
+
+def build(params: Params, context: dict | None = None) -> Sysbench:
+    return Sysbench(params)

@@ -11,42 +11,59 @@ The post ran on the PRIMARY of a 3-member replica set. Under TARGET=mongod the r
 replica set (mongod/replication.py): a secondary that falls off its primary's oplog (the post's
 "RS102 too stale to catch up") is recorded as a `stale_secondary` event and stops the phase. The
 plan then still counts what the primary holds, marked as stopped by it: it is the experiment's
-result, not a crash.
+result, not a crash (runner/plan.py).
 """
 from __future__ import annotations
 
 import base64
 import random
-import time
-from dataclasses import dataclass, field
+from typing import ClassVar, Literal
 
-from ..runner.phases import run_phase
-from ..runner.plan import outcome
+from pydantic import Field, model_validator
+
+from ..params.base import Role
+from ..params.phases import PhaseUse, WorkloadParams, uses
 from ..stores.base import IndexSpec, Store
+from .base import Workload
 
 COLLECTION = "johan"  # the post's test.johan
 X_INDEX = IndexSpec("x_1", (("x", 1),))  # db.johan.ensureIndex({x:1})
 INSERT, FIND, UPDATE = "INSERT", "FIND_ONE", "UPDATE"
 LOAD = "LOAD"
-EXPERIMENTS = ("insert", "read_update", "read")
 
 
-@dataclass(frozen=True)
-class TokuMXConfig:
-    experiment: str
-    documents: int
-    payload_chars: int = 200
-    load_batch: int = 1000
-    clients: list[int] | None = None
-    phase_s: float | None = None
-    interval_s: float = 10.0
-    quiesce_s: float = 5.0
+class Params(WorkloadParams):
+    """The three experiments of the TokuMX post (seed 004): which one, and its sizes. The client
+    counts and the time per count are `phases.measure` (threads: [1, 2, ...], duration_s)."""
+    name: Literal["tokumx"] = "tokumx"
+    experiment: Literal["insert", "read_update", "read"]
+    documents: int = Field(ge=1)            # inserted (insert) or loaded before the client sweep
+    payload_chars: int = Field(200, ge=1)   # createRandomData(200)
+    load_batch: int = Field(1000, ge=1)     # read_update/read only: documents per load call
     seed: int = 1
-    stand_in: dict = field(default_factory=dict)  # read by the report only
+    # Claims name roles (fractal, mmap); where no system has a role, the report may show the
+    # comparison with another role standing in, apart from the verdicts (which stay "not evaluated").
+    stand_in: dict[Role, Role] = Field(default_factory=dict)
 
-    def __post_init__(self):
-        if self.experiment not in EXPERIMENTS:
-            raise ValueError(f"unknown tokumx experiment {self.experiment!r}; allowed: {', '.join(EXPERIMENTS)}")
+    # insert: one client inserts, and the load is what is measured.
+    INSERT_PHASES: ClassVar[PhaseUse] = uses("load.interval_s", required=("load",))
+    PHASES: ClassVar[PhaseUse] = uses(
+        "load.interval_s", "quiesce_s", "measure.threads", "measure.interval_s", "measure.duration_s",
+        "max_errors", required=("load", "measure.threads", "measure.duration_s"), threads_list=True)
+
+    @classmethod
+    def phase_use(cls, workload: dict) -> PhaseUse:
+        return cls.INSERT_PHASES if workload.get("experiment") == "insert" else cls.PHASES
+
+    @model_validator(mode="after")
+    def _per_experiment(self):
+        if self.experiment == "insert" and "load_batch" in self.model_fields_set:
+            raise ValueError("load_batch: only for experiment read_update or read (the insert experiment inserts "
+                             "one document per call)")
+        same = sorted(k for k, v in self.stand_in.items() if k == v)
+        if same:
+            raise ValueError(f"stand_in: a role cannot stand in for itself ({', '.join(same)})")
+        return self
 
 
 def payload(rng: random.Random, chars: int) -> str:
@@ -65,36 +82,46 @@ def find_one(store: Store, x: int) -> list[dict]:
     return [] if doc is None else [doc]
 
 
-def stale_finding(store: Store) -> dict | None:
-    """The stale-secondary finding of the replication watches the runner attached to the store
-    (`store.watches`, mongod target only; an embedded store has no replica set), if any."""
-    return next((w.found for w in getattr(store, "watches", None) or [] if getattr(w, "found", None)), None)
-
-
 def set_y(store: Store, x: int, y: str) -> None:
     """update({x: x}, {$set: {y: y}})."""
     store.update(COLLECTION, X_INDEX.name, (x,), set={"y": y})
 
 
-class TokuMX:
-    name = "tokumx"
-
-    def __init__(self, config: TokuMXConfig):
+class TokuMX(Workload):
+    def __init__(self, config: Params):
         self.cfg = config
-        self.load_accounting = {"rate": "items", "rate_ops": [INSERT if config.experiment == "insert" else LOAD],
-                                "per_op": INSERT if config.experiment == "insert" else LOAD}
+        loaded = INSERT if config.experiment == "insert" else LOAD
+        self.load_accounting = {"rate": "items", "rate_ops": [loaded], "per_op": loaded}
         counted = UPDATE if config.experiment == "read_update" else FIND
-        self.run_accounting = {"rate": "count", "rate_ops": [counted], "per_op": counted}
+        self.measure_accounting = {"rate": "count", "rate_ops": [counted], "per_op": counted}
 
-    def expected_after_load(self) -> dict:
+    def expected_after_load(self, load_threads: int = 1) -> dict:
         return {COLLECTION: self.cfg.documents}
 
     def setup(self, store: Store) -> None:
         store.create_collection(COLLECTION)
         store.create_index(COLLECTION, X_INDEX)  # before the inserts, as the post did
 
+    def load(self, threads: int):
+        """One client: the post's insert loop (insert), or its single loader (read_update, read)."""
+        return [self._inserter() if self.cfg.experiment == "insert" else self._loader()]
+
+    def verify(self, store: Store) -> tuple[dict, dict]:
+        expected = {"documents": self.cfg.documents, f"index {X_INDEX.name}": self.cfg.documents}
+        found = {"documents": store.count(COLLECTION, None),
+                 f"index {X_INDEX.name}": store.count(COLLECTION, X_INDEX.name)}
+        return expected, found
+
+    def measure(self, name: str, threads: int, rate_per_s: float | None):
+        return [self._client(threads, i) for i in range(threads)]
+
+    def check(self, store: Store) -> dict:
+        expected, found = self.verify(store)
+        return {"expected": expected, "found": found, "ok": expected == found,
+                "mismatches": sum(expected[k] != found[k] for k in expected)}
+
     # -- experiment 1 ---------------------------------------------------------------------
-    def inserter(self):
+    def _inserter(self):
         cfg = self.cfg
 
         def work(store, rec, stop):
@@ -107,10 +134,10 @@ class TokuMX:
         return work
 
     # -- experiments 2 and 3 --------------------------------------------------------------
-    def load_threads(self):
+    def _loader(self):
         cfg = self.cfg
 
-        def loader(store, rec, stop):
+        def work(store, rec, stop):
             rng = random.Random(cfg.seed)
             for start in range(0, cfg.documents, cfg.load_batch):
                 if stop.is_set():
@@ -118,9 +145,9 @@ class TokuMX:
                 docs = [document(rng, i, cfg.payload_chars)
                         for i in range(start, min(start + cfg.load_batch, cfg.documents))]
                 rec.call(LOAD, store.insert_many, COLLECTION, docs, items=len(docs))
-        return [loader]
+        return work
 
-    def client(self, clients: int, index: int):
+    def _client(self, clients: int, index: int):
         cfg = self.cfg
         updating = cfg.experiment == "read_update"
 
@@ -135,60 +162,6 @@ class TokuMX:
                     rec.call(UPDATE, set_y, store, x, found[0]["y"] + str(x), items=1)
         return work
 
-    # -- plans ----------------------------------------------------------------------------
-    def run_plan(self, store: Store, phases: dict, emit, abort, reopen=None) -> str:
-        self.setup(store)
-        if self.cfg.experiment == "insert":
-            return self._insert_plan(store, phases, emit, abort)
-        return self._sweep_plan(store, phases, emit, abort)
 
-    def _verify(self, store: Store, emit, kind: str = "load_verified", stopped_by: str | None = None) -> None:
-        expected = {"documents": self.cfg.documents, f"index {X_INDEX.name}": self.cfg.documents}
-        found = {"documents": store.count(COLLECTION, None),
-                 f"index {X_INDEX.name}": store.count(COLLECTION, X_INDEX.name)}
-        event = {"event": kind, "expected": expected, "found": found, "ok": expected == found}
-        if kind == "consistency":
-            event["mismatches"] = sum(expected[k] != found[k] for k in expected)
-        if stopped_by:
-            event["stopped_by"] = stopped_by  # the count is short by design, and says why
-        emit(event)
-
-    def _stopped(self, result: dict, store: Store, emit) -> str | None:
-        """None to go on; else the plan's status. A phase stopped by a stale secondary is a
-        finding: the primary's documents are counted and the plan ends complete."""
-        if stale_finding(store) is not None:
-            self._verify(store, emit, stopped_by="stale_secondary")
-            return "complete"
-        return outcome(result)
-
-    def _insert_plan(self, store: Store, phases: dict, emit, abort) -> str:
-        result = run_phase("load", [self.inserter()], store, emit, interval_s=self.cfg.interval_s, duration_s=None,
-                           abort=abort, max_errors=0, engine_stats=store.stats, accounting=self.load_accounting)
-        stopped = self._stopped(result, store, emit)
-        if stopped:
-            return stopped
-        self._verify(store, emit)
-        return "complete"
-
-    def _sweep_plan(self, store: Store, phases: dict, emit, abort) -> str:
-        cfg = self.cfg
-        load = run_phase("load", self.load_threads(), store, emit, interval_s=cfg.interval_s, duration_s=None,
-                         abort=abort, max_errors=0, engine_stats=store.stats, accounting=self.load_accounting)
-        stopped = self._stopped(load, store, emit)
-        if stopped:
-            return stopped
-        self._verify(store, emit)
-        started = time.time()
-        store.checkpoint()
-        time.sleep(cfg.quiesce_s)
-        emit({"event": "quiesce", "seconds": time.time() - started, "checkpoint": True})
-        for n in cfg.clients:
-            phase = run_phase(f"clients={n}", [self.client(n, i) for i in range(n)], store, emit,
-                              interval_s=cfg.interval_s, duration_s=cfg.phase_s, abort=abort,
-                              max_errors=phases["max_errors"], engine_stats=store.stats,
-                              accounting=self.run_accounting)
-            stopped = self._stopped(phase, store, emit)
-            if stopped:
-                return stopped
-        self._verify(store, emit, "consistency")
-        return "complete"
+def build(params: Params, context: dict | None = None) -> TokuMX:
+    return TokuMX(params)

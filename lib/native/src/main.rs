@@ -4,7 +4,7 @@
 //!   enginebench-runner run SPEC.json     run one system's phase plan, one JSON event per line
 //!   enginebench-runner serve ...         a store served over stdin/stdout (the tests' contract)
 //!   enginebench-runner trace ...         a workload's generated operations, without a store
-//!   enginebench-runner engines           the engines and releases built in
+//!   enginebench-runner engines           the engines and releases built in, and the workloads
 mod calls;
 mod engines;
 mod error;

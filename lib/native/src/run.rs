@@ -113,7 +113,8 @@ pub fn open_store(engine: &str, dir: &Path, options: &Map<String, Value>) -> Res
 
 pub fn engines_json() -> Value {
     json!({"wiredtiger": engines::wiredtiger::releases().iter().map(|r| r.0.clone()).collect::<Vec<_>>(),
-           "rocksdb": [env!("EB_ROCKSDB_VERSION")], "lmdb": ["0.9"], "runner": env!("CARGO_PKG_VERSION")})
+           "rocksdb": [env!("EB_ROCKSDB_VERSION")], "lmdb": ["0.9"], "runner": env!("CARGO_PKG_VERSION"),
+           "workloads": crate::workloads::NAMES})
 }
 
 pub fn main(spec_path: &Path) -> i32 {

@@ -1,3 +1,3 @@
-from .workload import LinkBench, LinkBenchConfig, OP_NAMES, LOAD_OPS
+from .workload import LinkBench, Params, build
 
-__all__ = ["LinkBench", "LinkBenchConfig", "OP_NAMES", "LOAD_OPS"]
+__all__ = ["LinkBench", "Params", "build"]

@@ -11,11 +11,15 @@ import math
 import queue
 import random
 import time
-from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 from bson import ObjectId
 
-from ...runner.plan import load_then_measure
+from pydantic import Field, model_validator
+
+from ...params.phases import PhaseUse, WorkloadParams, uses
+from ...runner.plan import request_loop
+from ..base import Workload
 from ...stores.base import Store
 from . import operations as ops
 from .distributions import (NLINKS_SEED, NODE_SEED, UNCORR_SEED, AccessChooser, BlendedChooser,
@@ -28,40 +32,50 @@ OP_MIX = (("ADD_LINK", 8.9886601), ("DELETE_LINK", 2.9907664), ("UPDATE_LINK", 8
           ("COUNT_LINK", 4.8863567), ("MULTIGET_LINK", 0.5261142), ("GET_LINKS_LIST", 50.7119145),
           ("ADD_NODE", 2.5732789), ("UPDATE_NODE", 7.366437), ("DELETE_NODE", 1.0115914),
           ("GET_NODE", 12.9326683))
-OP_NAMES = tuple(name for name, _ in OP_MIX)
-LOAD_OPS = ("LOAD_NODE_BULK", "LOAD_LINKS_BULK", "LOAD_COUNTS_BULK")
 # Probability that the id2 of a single-link op hits an existing link (ID2Chooser's pExist).
 P_EXIST = {"ADD_LINK": 0.05, "UPDATE_LINK": 0.9, "DELETE_LINK": 0.9, "MULTIGET_LINK": 0.5}
 HISTORY_PCT = 0.3        # getlinklist_history
 TAIL_CACHE_SIZE = 2048
 
 
-@dataclass(frozen=True)
-class LinkBenchConfig:
-    maxid1: int
-    startid1: int = 1
-    link_type_count: int = 2
-    load_batch: int = 1024
-    chunk_size: int = 2048
+LINK_DATASIZE = 8.0     # mean link payload (LinkBench's link_datasize)
+NODE_DATASIZE = 128.0   # mean node payload (node_datasize)
+
+
+class Params(WorkloadParams):
+    """`workload:` of a LinkBench params file (LinkbenchX's properties, by name)."""
+    name: Literal["linkbench"] = "linkbench"
+    maxid1: int = Field(ge=2)
+    startid1: int = Field(1, ge=1)
+    link_type_count: int = Field(2, ge=1)
+    load_batch: int = Field(1024, ge=1)
+    chunk_size: int = Field(2048, ge=1)
     seed: int = 1
-    link_datasize: float = 8.0
-    node_datasize: float = 128.0
     # The CDF gives the top-ranked node 961,963 links whatever the graph size; on a tiny graph
     # that one node is most of the data. None keeps LinkBench's distribution as published.
-    max_degree: int | None = None
-    # Count semantics (operations.py): "exact" (MySQL's) or "linkbenchx" (what the post ran).
-    counts: str = "exact"
+    max_degree: int | None = Field(None, ge=1)
+    # How ADD/UPDATE/DELETE_LINK keep the count rows: "linkbenchx", what the post ran against
+    # MongoDB 3.x (separate round trips, counts that drift), or "exact", MySQL's transaction.
+    counts: Literal["exact", "linkbenchx"] = "exact"
+
+    PHASES: ClassVar[PhaseUse] = uses(
+        "load.threads", "load.interval_s", "quiesce_s", "cold_start", "measure.threads", "measure.interval_s",
+        "measure.duration_s", "measure.warmup_s", "measure.request_rate", "rate_sweep.fractions",
+        "rate_sweep.seconds", "max_errors", required=("load", "measure", "measure.duration_s"))
+
+    @model_validator(mode="after")
+    def _range(self):
+        if self.maxid1 <= self.startid1:
+            raise ValueError(f"maxid1 ({self.maxid1}) must be greater than startid1 ({self.startid1})")
+        return self
 
 
-class LinkBench:
-    name = "linkbench"
-    load_ops = LOAD_OPS
-    request_ops = OP_NAMES
+class LinkBench(Workload):
     # The post's load tables: documents inserted into all collections per second, and per-op
     # figures divided by node inserts.
     load_accounting = {"rate": "items", "rate_ops": None, "per_op": "LOAD_NODE_BULK"}
 
-    def __init__(self, config: LinkBenchConfig):
+    def __init__(self, config: Params):
         self.cfg = config
         self.n = config.maxid1 - config.startid1
         self.link_types = [DEFAULT_LINK_TYPE + i for i in range(config.link_type_count)]
@@ -75,12 +89,13 @@ class LinkBench:
         self.node_reads = AccessChooser(start, n, NODE_SEED, 0.625)
         self.node_updates = AccessChooser(start, n, NODE_SEED, 0.606)
         self.node_deletes = AccessChooser(start, n, NODE_SEED, None)
+        self._requesters: dict[tuple[int, int], Requester] = {}
 
     # -- schema and expected sizes --------------------------------------------------------
     def setup(self, store: Store) -> None:
         ops.create_schema(store)
 
-    def expected_after_load(self) -> dict:
+    def expected_after_load(self, load_threads: int = 1) -> dict:
         """Documents the load must leave: every node, the links of the degree model, one count
         row per (id1, type) with links."""
         links = rows = 0
@@ -93,7 +108,11 @@ class LinkBench:
         return {"node": self.n, "link": links, "count": rows}
 
     # -- load -----------------------------------------------------------------------------
-    def load_threads(self, loaders: int):
+    def verify(self, store: Store) -> tuple[dict, dict]:
+        expected = self.expected_after_load()
+        return expected, {name: store.count(name, None) for name in expected}
+
+    def load(self, loaders: int):
         """Callables fn(store, recorder, stop) for `loaders` link threads and one node thread."""
         chunks: queue.Queue = queue.Queue()
         starts = list(range(self.cfg.startid1, self.cfg.maxid1, self.cfg.chunk_size))
@@ -128,7 +147,7 @@ class LinkBench:
                         newest = max(newest, link_time)
                         links.append({"_id": ObjectId(), "link_type": link_type, "id1": id1, "id2": id1 + j,
                                       "visibility": ops.VISIBLE,
-                                      "data": datagen.make(rng, lognormal_size(rng, self.cfg.link_datasize, 1.0, 254)),
+                                      "data": datagen.make(rng, lognormal_size(rng, LINK_DATASIZE, 1.0, 254)),
                                       "time": link_time, "version": 0})
                         if len(links) >= batch:
                             self._write_links(store, rec, links)
@@ -167,7 +186,7 @@ class LinkBench:
             if stop.is_set():
                 return
             batch.append({"_id": node_id, "type": ops.NODE_TYPE, "version": 1, "time": now_s,
-                          "data": datagen.make(rng, lognormal_size(rng, self.cfg.node_datasize, 1.0, (1 << 20) - 1))})
+                          "data": datagen.make(rng, lognormal_size(rng, NODE_DATASIZE, 1.0, (1 << 20) - 1))})
             if len(batch) >= self.cfg.load_batch:
                 rec.call("LOAD_NODE_BULK", store.insert_many, ops.NODE, batch, items=len(batch))
                 batch = []
@@ -176,10 +195,18 @@ class LinkBench:
 
     # -- requests -------------------------------------------------------------------------
     def requester(self, worker_index: int, n_workers: int) -> "Requester":
-        return Requester(self, worker_index, n_workers)
+        """Worker i of n's request stream; the same one for every phase with n workers, so a
+        rate sweep continues the measured phase's streams (new ones would re-issue the node ids
+        already added)."""
+        key = (worker_index, n_workers)
+        if key not in self._requesters:
+            self._requesters[key] = Requester(self, worker_index, n_workers)
+        return self._requesters[key]
 
-    def run_plan(self, store: Store, phases: dict, emit, abort, reopen=None) -> str:
-        return load_then_measure(self, store, phases, emit, abort, reopen)
+    def measure(self, name: str, threads: int, rate_per_s: float | None):
+        # Staggered schedules, so the arrivals are spread, not bunched.
+        return [request_loop(self.requester(i, threads).next, rate_per_s / threads if rate_per_s else None,
+                             offset=i / threads) for i in range(threads)]
 
     # -- consistency ----------------------------------------------------------------------
     def check(self, store: Store) -> dict:
@@ -239,6 +266,10 @@ def _count_rows(store: Store, page: int = 10000):
         after = (docs[-1]["id"], docs[-1]["link_type"])
 
 
+def build(params: Params, context: dict | None = None) -> LinkBench:
+    return LinkBench(params)
+
+
 class Requester:
     """One request worker's generator: next() -> (op name, callable(store) -> items)."""
 
@@ -278,7 +309,7 @@ class Requester:
         t = self.rng.randrange(len(self.lb.link_types))
         return {"link_type": self.lb.link_types[t], "id1": id1, "id2": self._id2(id1, t, P_EXIST[op]),
                 "visibility": ops.VISIBLE, "time": int(time.time() * 1000), "version": 0,
-                "data": datagen.make(self.rng, lognormal_size(self.rng, self.lb.cfg.link_datasize, 1.0, 254))}
+                "data": datagen.make(self.rng, lognormal_size(self.rng, LINK_DATASIZE, 1.0, 254))}
 
     def draw(self) -> tuple[str, dict]:
         """The next request and its arguments, drawn from the seeded generator (the native
@@ -308,12 +339,12 @@ class Requester:
             return op, {"id1": id1, "link_type": link_type, "history_max_time": None}
         if op == "ADD_NODE":
             node = {"_id": self._next_node, "type": ops.NODE_TYPE, "version": 1, "time": int(time.time()),
-                    "data": self.node_add.make(rng, lognormal_size(rng, lb.cfg.node_datasize, 1.0, (1 << 20) - 1))}
+                    "data": self.node_add.make(rng, lognormal_size(rng, NODE_DATASIZE, 1.0, (1 << 20) - 1))}
             self._next_node += self._node_step
             return op, {"node": node}
         if op == "UPDATE_NODE":
             node_id = lb.node_updates.choose(rng)
-            data = self.node_up.make(rng, lognormal_size(rng, lb.cfg.node_datasize, 1.0, (1 << 20) - 1))
+            data = self.node_up.make(rng, lognormal_size(rng, NODE_DATASIZE, 1.0, (1 << 20) - 1))
             return op, {"id": node_id, "time": int(time.time()), "data": data}
         if op == "DELETE_NODE":
             return op, {"id": lb.node_deletes.choose(rng)}

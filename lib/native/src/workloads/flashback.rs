@@ -40,9 +40,7 @@ const LABELS: [&str; 9] = ["query", "count", "insert", "insert.capped", "update"
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-// Timing and thread counts are the phase plan's (runner/plan.py builds it from these params);
-// they are declared so that a key nobody knows is still refused.
-#[allow(dead_code)]
+// Thread counts and timing are the phase plan's (`phases:` in the params file), not these.
 struct Config {
     role: String,
     stream: String,
@@ -53,9 +51,7 @@ struct Config {
     out_dir: String,
     style: String,
     speedup: f64,
-    workers: usize,
     op_filter: Option<Vec<String>>,
-    interval_s: f64,
     #[serde(default)]
     capture_out: Option<String>,
     #[serde(default)]

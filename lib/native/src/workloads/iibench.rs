@@ -38,12 +38,9 @@ fn indexes() -> [IndexSpec; 3] {
 
 #[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
-// Timing and thread counts are the phase plan's (runner/plan.py builds it from these params);
-// they are declared so that a key nobody knows is still refused.
-#[allow(dead_code)]
+// Thread counts and timing are the phase plan's (`phases:` in the params file), not these.
 pub struct Config {
     pub max_rows: i64,
-    pub writers: i64,
     pub docs_per_insert: i64,
     pub num_secondary_indexes: usize,
     pub num_char_fields: usize,
@@ -63,7 +60,6 @@ pub struct Config {
     pub num_products: i64,
     #[serde(default = "max_price")]
     pub max_price: f64,
-    pub interval_s: f64,
 }
 
 fn registers() -> i64 { 1000 }
@@ -72,13 +68,13 @@ fn products() -> i64 { 10_000 }
 fn max_price() -> f64 { 500.0 }
 
 impl Config {
-    /// Docs each writer inserts: floor(max_rows / writers), in whole batches (A.3).
-    pub fn per_writer(&self) -> i64 {
-        let per = if self.writers > 1 { self.max_rows / self.writers } else { self.max_rows };
+    /// Docs each of `writers` inserts: floor(max_rows / writers), in whole batches (A.3).
+    pub fn per_writer(&self, writers: i64) -> i64 {
+        let per = if writers > 1 { self.max_rows / writers } else { self.max_rows };
         (per / self.docs_per_insert) * self.docs_per_insert
     }
-    pub fn total_docs(&self) -> i64 {
-        self.per_writer() * self.writers
+    pub fn total_docs(&self, writers: i64) -> i64 {
+        self.per_writer(writers) * writers
     }
 }
 
@@ -103,6 +99,8 @@ pub struct Shared {
     pub cfg: Config,
     letters: Vec<u8>,
     inserted: AtomicI64,
+    /// The load's writer threads (the plan's load.threads), and how many are still writing.
+    writers: AtomicUsize,
     writers_left: AtomicUsize,
 }
 
@@ -146,9 +144,8 @@ pub struct IIBench {
 impl IIBench {
     pub fn new(p: &Value) -> Result<Self> {
         let cfg: Config = params("iibench", p)?;
-        let writers = cfg.writers as usize;
         Ok(IIBench { shared: Arc::new(Shared { cfg, letters: random_letters(), inserted: AtomicI64::new(0),
-                                               writers_left: AtomicUsize::new(writers) }) })
+                                               writers: AtomicUsize::new(0), writers_left: AtomicUsize::new(0) }) })
     }
 
     pub fn shared(&self) -> &Shared {
@@ -160,9 +157,10 @@ fn writer(s: Arc<Shared>, index: i64) -> Worker {
     Box::new(move |env: &mut Env| {
         let result = (|| {
             let mut rng = Random::from_int(index as u128); // each writer is seeded with its thread index (A.1)
-            let cap = s.cfg.max_inserts_per_second.map(|m| m / s.cfg.writers);
+            let writers = s.writers.load(Ordering::SeqCst) as i64;
+            let cap = s.cfg.max_inserts_per_second.map(|m| m / writers);
             let (mut window_start, mut in_window) = (std::time::Instant::now(), 0i64);
-            for _ in 0..s.cfg.per_writer() / s.cfg.docs_per_insert {
+            for _ in 0..s.cfg.per_writer(writers) / s.cfg.docs_per_insert {
                 if env.stopped() {
                     return Ok(());
                 }
@@ -269,6 +267,7 @@ impl Workload for IIBench {
     /// secondary indexes.
     fn load(&mut self, threads: usize) -> Result<Vec<Worker>> {
         let s = &self.shared;
+        s.writers.store(threads, Ordering::SeqCst);
         s.writers_left.store(threads, Ordering::SeqCst);
         let mut workers: Vec<Worker> = (0..threads as i64).map(|i| writer(s.clone(), i)).collect();
         if s.cfg.num_secondary_indexes == 3 {
@@ -282,7 +281,7 @@ impl Workload for IIBench {
     }
 
     fn verify(&mut self, ctx: &mut Ctx) -> Result<(Value, Value)> {
-        let total = self.shared.cfg.total_docs();
+        let total = self.shared.cfg.total_docs(self.shared.writers.load(Ordering::SeqCst) as i64);
         let mut expected = serde_json::Map::new();
         let mut found = serde_json::Map::new();
         expected.insert("documents".into(), json!(total));

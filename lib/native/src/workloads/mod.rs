@@ -47,6 +47,9 @@ pub trait Workload: Send {
     }
 }
 
+/// The families this runner executes (lib/enginebench/families.py must list the same).
+pub const NAMES: [&str; 5] = ["linkbench", "iibench", "sysbench", "tokumx", "flashback"];
+
 pub fn build(name: &str, params: &Value) -> Result<Box<dyn Workload>> {
     match name {
         "linkbench" => Ok(Box::new(linkbench::LinkBench::new(params)?)),
@@ -54,7 +57,7 @@ pub fn build(name: &str, params: &Value) -> Result<Box<dyn Workload>> {
         "sysbench" => Ok(Box::new(sysbench::Sysbench::new(params)?)),
         "tokumx" => Ok(Box::new(tokumx::TokuMX::new(params)?)),
         "flashback" => Ok(Box::new(flashback::Flashback::new(params)?)),
-        other => Err(Error::other(format!("workload {other:?} does not run on the native runner yet"))),
+        other => Err(Error::other(format!("unknown workload {other:?}; this runner has {}", NAMES.join(", ")))),
     }
 }
 

@@ -29,17 +29,11 @@ pub const LOAD: &str = "LOAD_BULK";
 
 #[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
-// Timing and thread counts are the phase plan's (runner/plan.py builds it from these params);
-// they are declared so that a key nobody knows is still refused.
-#[allow(dead_code)]
+// Thread counts and timing are the phase plan's (`phases:` in the params file), not these.
 pub struct Config {
     pub collections: i64,
     pub docs_per_collection: i64,
     pub docs_per_insert: i64,
-    pub loader_threads: i64,
-    pub writer_threads: i64,
-    pub run_seconds: f64,
-    pub interval_s: f64,
     pub range_size: i64,
     pub point_selects: usize,
     pub simple_ranges: usize,
@@ -210,10 +204,10 @@ fn loader(cfg: Arc<Config>, names: Arc<Vec<String>>, pending: Arc<Mutex<VecDeque
     })
 }
 
-fn writer(cfg: Arc<Config>, names: Arc<Vec<String>>, index: i64) -> Worker {
+fn writer(cfg: Arc<Config>, names: Arc<Vec<String>>, index: i64, writers: i64) -> Worker {
     Box::new(move |env: &mut Env| {
         let mut rng = Random::from_int((cfg.seed + index) as u128);
-        let cap = cfg.max_tps.map(|m| m / cfg.writer_threads + 1);
+        let cap = cfg.max_tps.map(|m| m / writers + 1);
         let (mut window_start, mut in_window) = (Instant::now(), 0i64);
         while !env.stopped() {
             let name = rng.choice(&names).clone();
@@ -263,7 +257,7 @@ impl Workload for Sysbench {
     }
 
     fn measure(&mut self, step: &MeasureStep) -> Result<Vec<Worker>> {
-        Ok((0..step.threads as i64).map(|i| writer(self.cfg.clone(), self.names.clone(), i)).collect())
+        Ok((0..step.threads as i64).map(|i| writer(self.cfg.clone(), self.names.clone(), i, step.threads as i64)).collect())
     }
 
     fn measure_accounting(&self) -> Value {

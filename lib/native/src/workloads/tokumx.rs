@@ -28,21 +28,16 @@ pub const LOAD: &str = "LOAD";
 
 #[derive(Deserialize, Clone)]
 #[serde(deny_unknown_fields)]
-// Timing and thread counts are the phase plan's (runner/plan.py builds it from these params);
-// they are declared so that a key nobody knows is still refused.
-#[allow(dead_code)]
+// Thread counts and timing are the phase plan's (`phases:` in the params file), not these.
 pub struct Config {
     pub experiment: String,
     pub documents: i64,
     pub payload_chars: usize,
     pub load_batch: i64,
-    pub clients: Option<Vec<usize>>,
-    pub phase_s: Option<f64>,
-    pub interval_s: f64,
-    pub quiesce_s: f64,
     pub seed: i64,
     /// Read by the report only.
     #[serde(default)]
+    #[allow(dead_code)]
     pub stand_in: Value,
 }
 

@@ -1,0 +1,110 @@
+"""The embedded engines, each in one record: its options, how reports name it, the mongod
+storage engine it stands for, and what its own log adds to a system's data.
+
+The params schema, the mongod target's implied settings and the space estimate are all built
+from ENGINES; the native runner holds the engine itself (lib/native/src/engines/<name>.rs, listed
+by `enginebench-runner engines`). Adding an engine means its record here and its Rust module
+(README: "Adding a family or an engine").
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Literal
+
+from pydantic import Field
+
+from .params.base import Strict
+
+MB = 1 << 20
+
+
+class RecordStoreOptions(Strict):
+    """Options of the record-store layer every embedded engine shares (op1 = with an oplog)."""
+    oplog: bool = False
+    oplog_size_mb: int = Field(1024, ge=1)
+
+
+# Engine settings left unset (None) are those mongod or MongoRocks used, as the native runner
+# applies them (lib/native/src/store/mongod_layout.rs names each setting's source); the run's
+# manifest records every effective value.
+class WiredTigerOptions(RecordStoreOptions):
+    # The WiredTiger release: the one built from source, or Debian's older one beside it.
+    version: Literal["11.3.1", "3.2.1"] = "11.3.1"
+    table_type: Literal["btree", "lsm"] = "btree"
+    cache_size_mb: int = Field(256, ge=1)
+    block_compressor: Literal["none", "snappy", "zstd", "zlib"] = "snappy"
+    log: bool = True
+    checkpoint_s: int = Field(60, ge=1)            # mongod's --syncdelay
+    journal_commit_ms: int | None = Field(None, ge=0)  # the journal flusher's period (3.2: 100 ms; 0: none)
+    lsm_chunk_mb: int | None = Field(None, ge=1)       # LSM tables: 10 MB, or an eighth of a smaller cache
+    index_prefix_compression: bool | None = None
+
+
+class RocksDBOptions(RecordStoreOptions):
+    cache_size_mb: int = Field(256, ge=1)
+    compression: Literal["none", "snappy", "zlib", "zstd", "lz4"] = "snappy"
+    # Memtables are memory outside the block cache: scaled-down runs under a memory limit
+    # need them scaled down too (MongoRocks: 64 MB x 4).
+    write_buffer_mb: int | None = Field(None, ge=1)
+    max_write_buffers: int | None = Field(None, ge=2)
+    max_background_compactions: int | None = Field(None, ge=1)
+    max_background_flushes: int | None = Field(None, ge=1)
+    block_size_kb: int | None = Field(None, ge=1)
+    bloom_bits: int | None = Field(None, ge=0)
+    statistics: bool = False  # RocksDB's tickers (block cache hits, stalls, ...): MongoRocks left them off
+
+
+class LMDBOptions(RecordStoreOptions):
+    map_size_gb: int = Field(64, ge=1)
+    readahead: bool = False
+    # The mmap stand-in emulates MMAPv1's locks: per collection (MongoDB 3.0), per database (2.6),
+    # or none (LMDB's own: one writer, readers never wait).
+    mmap_lock: Literal["collection", "database", "none"] = "collection"
+
+
+@dataclass(frozen=True)
+class Engine:
+    name: str                # `engine:` in a params file
+    display: str             # how reports name it
+    options: type[RecordStoreOptions]
+    mongod_engine: str       # the storage engine it stands for under TARGET=mongod
+    # Its options as mongod settings (mongod/spec.py keys), for the implied `mongod:` block.
+    mongod_settings: Callable[[dict], dict]
+    # (bytes, how) its own log adds to the data of a load of `data_bytes`, for the space check.
+    log_bytes: Callable[[dict, int], tuple[int, str]]
+
+
+def _wiredtiger_settings(options: dict) -> dict:
+    return {"table_type": options.get("table_type", "btree"), "block_compressor": options.get("block_compressor"),
+            "syncdelay_s": options.get("checkpoint_s"), "journal": None if options.get("log", True) else False,
+            "cache_size_mb": options.get("cache_size_mb")}
+
+
+WIREDTIGER_LOG_FILE = 100 * MB      # WiredTiger's log file_max default
+
+
+def _wiredtiger_log(options: dict, data_bytes: int) -> tuple[int, str]:
+    if not options.get("log", True):
+        return 0, ""
+    return 2 * WIREDTIGER_LOG_FILE, "WiredTiger's log file and the one it preallocates"
+
+
+ROCKSDB_WRITE_BUFFERS = (64, 4)     # MongoRocks' write_buffer_size (MB) and max_write_buffer_number
+
+
+def _rocksdb_log(options: dict, data_bytes: int) -> tuple[int, str]:
+    buffer_mb = options.get("write_buffer_mb") or ROCKSDB_WRITE_BUFFERS[0]
+    buffers = options.get("max_write_buffers") or ROCKSDB_WRITE_BUFFERS[1]
+    return (min(data_bytes, buffer_mb * buffers * MB),
+            f"RocksDB's write-ahead log of its {buffers} x {buffer_mb} MB write buffers")
+
+
+ENGINES: dict[str, Engine] = {e.name: e for e in (
+    Engine("wiredtiger", "WiredTiger", WiredTigerOptions, "wiredTiger", _wiredtiger_settings, _wiredtiger_log),
+    Engine("rocksdb", "RocksDB", RocksDBOptions, "rocksdb",
+           lambda o: {"block_compressor": o.get("compression"), "cache_size_mb": o.get("cache_size_mb")}, _rocksdb_log),
+    # LMDB's memory-mapped B+tree stands in for MMAPv1; it keeps no log of its own.
+    Engine("lmdb", "LMDB (mmap)", LMDBOptions, "mmapv1", lambda o: {}, lambda o, n: (0, "")),
+)}
+NAMES = tuple(ENGINES)
+

@@ -1,0 +1,62 @@
+"""Every family and every engine is complete wherever it must be: a family named in families.py
+has its params model, workload, report module, notebook, an experiment and the native runner's
+loops; an engine named in engines.py has its options model, a display name, a mongod engine and
+the native runner's build of it (README: "Adding a family or an engine")."""
+import json
+import subprocess
+
+import pytest
+from pydantic import ValidationError
+
+from enginebench.engines import ENGINES
+from enginebench.families import FAMILIES
+from enginebench.mongod.spec import ENGINES as MONGOD_ENGINES
+from enginebench.params import experiments, load_params
+from enginebench.params.phases import PhaseUse, WorkloadParams
+from enginebench.paths import native_runner
+
+
+@pytest.fixture(scope="module")
+def runner_builds():
+    out = subprocess.run([str(native_runner()), "engines"], capture_output=True, text=True, check=True, timeout=30)
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("name", list(FAMILIES))
+def test_a_family_is_complete(name, runner_builds):
+    family = FAMILIES[name]
+    model = family.params_model
+    assert issubclass(model, WorkloadParams) and model.model_fields["name"].default == name
+    assert isinstance(model.PHASES, PhaseUse)
+    assert callable(family.workload_module().build)
+    assert callable(family.report_module().claims_table)
+    assert family.notebook.is_file()
+    assert any(load_params(exp, "smoke")["workload"]["name"] == name for exp in experiments()), \
+        f"no params file runs the {name} family"
+    assert name in runner_builds["workloads"], f"the native runner has no {name} workload"
+
+
+def test_the_runner_has_no_family_the_registry_lacks(runner_builds):
+    assert set(runner_builds["workloads"]) == set(FAMILIES)
+
+
+@pytest.mark.parametrize("name", list(ENGINES))
+def test_an_engine_is_complete(name, runner_builds):
+    engine = ENGINES[name]
+    assert engine.display and engine.mongod_engine in MONGOD_ENGINES
+    options = engine.options().model_dump()
+    assert {"oplog", "oplog_size_mb"} <= set(options)
+    assert isinstance(engine.mongod_settings(options), dict)
+    size, how = engine.log_bytes(options, 10 << 20)
+    assert size >= 0 and (how or size == 0)
+    assert runner_builds.get(name), f"the native runner was built without {name}"
+
+
+def test_the_runner_has_no_engine_the_registry_lacks(runner_builds):
+    built = set(runner_builds) - {"runner", "workloads"}
+    assert built == set(ENGINES)
+
+
+def test_an_engines_options_are_checked_against_its_own_model():
+    with pytest.raises(ValidationError):
+        ENGINES["rocksdb"].options(table_type="lsm")
