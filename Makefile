@@ -87,14 +87,13 @@ compare: $(STAMP)
 bench: native
 	$(PY) -m enginebench bench
 
-# Regenerate the notebooks and their stored reference outputs (smoke scale).
-# NB=<name> limits it to one notebook.
+# Re-execute the notebooks at the smoke scale and store their nbval reference outputs; the
+# notebooks themselves are the source (edit them directly). NB=<family> limits it to one.
 NB ?=
 notebooks: $(STAMP)
-	$(PY) tools/make_notebooks.py $(NB)
 	cd notebooks && $(ENV_DIR)/bin/jupyter nbconvert --to notebook --execute --inplace \
 	    --ExecutePreprocessor.kernel_name=enginebench $(if $(NB),$(NB).ipynb,*.ipynb)
-	$(PY) tools/make_notebooks.py --strip $(NB)
+	$(PY) -m enginebench.notebooks strip $(NB)
 
 clean:
 	rm -rf reports/*.html reports/*.ipynb .build/data .pytest_cache

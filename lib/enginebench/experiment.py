@@ -23,7 +23,7 @@ def notebook_path(name: str) -> Path:
 
 
 # Cells kept for nbval's checks only (a table's columns, verdicts a table above already shows):
-# the notebook generator tags them, and the HTML report leaves them out.
+# the notebooks tag them, and the HTML report leaves them out.
 NBVAL_ONLY_TAG = "test-only"
 
 
