@@ -185,10 +185,10 @@ def test_tuple_bounds_and_covered_scans(embedded_store):
 
 
 def test_mongo_tuple_bound_is_iibenchs_or():
-    from enginebench.stores.mongo import _tuple_bound
-    assert _tuple_bound(("p", "t", "c"), (1.5, 7, 3), "$gt", "$gte") == {"$or": [
+    from enginebench.stores.mongo_filters import tuple_bound
+    assert tuple_bound(("p", "t", "c"), (1.5, 7, 3), "$gt", "$gte") == {"$or": [
         {"p": 1.5, "t": 7, "c": {"$gte": 3}}, {"p": 1.5, "t": {"$gt": 7}}, {"p": {"$gt": 1.5}}]}
-    assert _tuple_bound(("p",), 2, "$lt", "$lte") == {"p": {"$lte": 2}}
+    assert tuple_bound(("p",), 2, "$lt", "$lte") == {"p": {"$lte": 2}}
 
 
 @pytest.mark.parametrize("engine,options", [(e, o) for _, e, o in EMBEDDED], ids=[i for i, _, _ in EMBEDDED])

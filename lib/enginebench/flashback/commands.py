@@ -8,7 +8,7 @@ real deployment and reads like a profiler capture. The translation follows Mongo
 from __future__ import annotations
 
 from ..stores.base import IndexSpec
-from ..stores.mongo import _tuple_bound
+from ..stores import mongo_filters
 
 ID_INDEX = IndexSpec("_id_", (("_id", 1),), unique=True)
 
@@ -29,37 +29,11 @@ def key_filter(spec: IndexSpec, key, where: dict | None = None) -> dict:
 
 
 def range_filter(spec: IndexSpec, prefix=(), low=None, high=None) -> dict:
-    fields = spec.field_names
-    flt = dict(zip(fields, prefix))
-    rest = fields[len(prefix):]
-    if isinstance(low, (tuple, list)) or isinstance(high, (tuple, list)):
-        low = tuple(low) if isinstance(low, list) else low
-        high = tuple(high) if isinstance(high, list) else high
-        clauses = [c for c in (_tuple_bound(rest, low, "$gt", "$gte"), _tuple_bound(rest, high, "$lt", "$lte")) if c]
-        return {"$and": [flt, *clauses]} if flt else ({"$and": clauses} if len(clauses) > 1 else clauses[0])
-    if low is not None or high is not None:
-        bounds = {}
-        if low is not None:
-            bounds["$gte"] = low
-        if high is not None:
-            bounds["$lte"] = high
-        flt[rest[0]] = bounds
-    return flt
+    return mongo_filters.range_filter(spec.field_names, prefix, low, high)
 
 
 def _sort(spec: IndexSpec, reverse: bool) -> dict:
     return {f: (-d if reverse else d) for f, d in spec.fields}
-
-
-def _update_doc(set=None, inc=None, set_on_insert=None) -> dict:
-    u = {}
-    if set:
-        u["$set"] = set
-    if inc:
-        u["$inc"] = inc
-    if set_on_insert:
-        u["$setOnInsert"] = set_on_insert
-    return u
 
 
 def to_command(method: str, collection: str, args: dict, indexes: dict[str, IndexSpec]) -> tuple[str, dict]:
@@ -74,7 +48,7 @@ def to_command(method: str, collection: str, args: dict, indexes: dict[str, Inde
             return "query", {"find": collection, "filter": flt, "limit": 1, "singleBatch": True, "hint": hint}
         if method == "delete":
             return "remove", {"delete": collection, "deletes": [{"q": flt, "limit": 1, "hint": hint}]}
-        u = _update_doc(args.get("set"), args.get("inc"), args.get("set_on_insert"))
+        u = mongo_filters.update_document(args.get("set"), args.get("inc"), args.get("set_on_insert"))
         if args.get("return_before"):
             return "findandmodify", {"findAndModify": collection, "query": flt, "update": u, "new": False,
                                      "upsert": bool(args.get("upsert")), "hint": hint}

@@ -15,6 +15,7 @@ import threading
 from typing import Iterator, Sequence
 
 from .base import DuplicateKey, IndexSpec, Store, StoreError, StoreInfo, UpdateResult
+from .mongo_filters import range_filter, update_document
 
 import pymongo
 from pymongo import ReturnDocument
@@ -94,20 +95,7 @@ class MongoStore(Store):
         return flt
 
     def _range_filter(self, collection, index, prefix, low, high):
-        fields = self._fields(collection, index)
-        flt = dict(zip(fields, prefix))
-        rest = fields[len(prefix):]
-        if isinstance(low, tuple) or isinstance(high, tuple):
-            clauses = [c for c in (_tuple_bound(rest, low, "$gt", "$gte"), _tuple_bound(rest, high, "$lt", "$lte")) if c]
-            return {"$and": [flt, *clauses]} if flt else ({"$and": clauses} if len(clauses) > 1 else clauses[0])
-        if low is not None or high is not None:
-            bounds = {}
-            if low is not None:
-                bounds["$gte"] = low
-            if high is not None:
-                bounds["$lte"] = high
-            flt[rest[0]] = bounds
-        return flt
+        return range_filter(self._fields(collection, index), prefix, low, high)
 
     def _sort(self, collection, index, reverse):
         if index is None:
@@ -145,13 +133,7 @@ class MongoStore(Store):
 
     def update(self, collection, index, key, *, set=None, inc=None, set_on_insert=None, where=None,
                upsert=False, return_before=False, replace=None) -> UpdateResult:
-        spec = {}
-        if set:
-            spec["$set"] = set
-        if inc:
-            spec["$inc"] = inc
-        if set_on_insert:
-            spec["$setOnInsert"] = set_on_insert
+        spec = update_document(set, inc, set_on_insert)
         flt = self._filter(collection, index, key, where)
         coll = self.db[collection]
         try:
@@ -277,20 +259,6 @@ def _hello(client) -> dict:
         return client.admin.command("hello")
     except OperationFailure:
         return client.admin.command("isMaster")
-
-
-def _tuple_bound(fields, bound, strict: str, inclusive: str) -> dict | None:
-    """A tuple bound as iibench writes it: (a, b, c) >= (x, y, z) is
-    {a: x, b: y, c: {$gte: z}} OR {a: x, b: {$gt: y}} OR {a: {$gt: x}}."""
-    if bound is None:
-        return None
-    values = bound if isinstance(bound, tuple) else (bound,)
-    clauses = []
-    for depth in range(len(values), 0, -1):
-        clause = dict(zip(fields[:depth - 1], values[:depth - 1]))
-        clause[fields[depth - 1]] = {(inclusive if depth == len(values) else strict): values[depth - 1]}
-        clauses.append(clause)
-    return clauses[0] if len(clauses) == 1 else {"$or": clauses}
 
 
 __all__ = ["MongoStore", "OperationFailure"]
