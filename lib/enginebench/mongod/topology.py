@@ -161,7 +161,28 @@ def plan_deployment(label: str, spec: dict, info: BinaryInfo, engine: list[Setti
     # sharded: config servers first (mongos needs them), then the shards, then mongos.
     if mongos is None:
         raise ValueError(f"system {label}: topology sharded needs a mongos binary")
-    csrs = info.at_least(3, 2) and info.flavour != "TokuMX"   # 3.2 made config servers a replica set
+    configs = _config_servers(plan, label, spec, info, mongod)
+    for s in range(spec.get("shards", 2)):
+        name = f"sh{s}"
+        extra = _replication(info, name, spec.get("oplog_size_mb")) + [
+            Setting("shardsvr", True, "sharding.clusterRole", yaml_value="shardsvr")]
+        shard = [mongod(f"{name}-{i}", "mongod", name, extra) for i in range(members)]
+        plan.processes += shard
+        plan.replsets[name] = [p.address for p in shard]
+        plan.shards.append(name)
+    port = next(take)
+    configdb = f"cfg/{','.join(configs)}" if not plan.legacy_config else ",".join(configs)
+    settings = ([Setting("logpath", str(log_dir / "mongos.log"), "systemLog.path"),
+                 Setting("logappend", True, "systemLog.logAppend"),
+                 Setting("configdb", configdb, "sharding.configDB")] + _net(port))
+    plan.processes.append(ProcessPlan("mongos", "mongos", mongos, port, settings, None, log_dir / "mongos.log"))
+    return plan
+
+
+def _config_servers(plan: DeploymentPlan, label: str, spec: dict, info: BinaryInfo, mongod) -> list[str]:
+    """Adds a sharded system's config servers to `plan`: a replica set from 3.2 (CSRS, on
+    WiredTiger with a small cache), mirrored servers (SCCC) before it and on TokuMX; their addresses."""
+    csrs = info.at_least(3, 2) and info.flavour != "TokuMX"
     plan.legacy_config = not csrs
     if not csrs and spec.get("config_members", 1) not in (1, 3):
         # Mirrored (SCCC) config servers: mongos takes one or three of them in --configdb.
@@ -173,21 +194,7 @@ def plan_deployment(label: str, spec: dict, info: BinaryInfo, engine: list[Setti
         if csrs:
             extra = _replication(info, "cfg", None) + extra
         plan.processes.append(mongod(f"cfg-{i}", "config", "cfg" if csrs else None, extra, config_engine))
-    configs = [p.address for p in plan.processes]
+    configs = [p.address for p in plan.processes if p.role == "config"]
     if csrs:
         plan.replsets["cfg"] = configs
-    for s in range(spec.get("shards", 2)):
-        name = f"sh{s}"
-        extra = _replication(info, name, spec.get("oplog_size_mb")) + [
-            Setting("shardsvr", True, "sharding.clusterRole", yaml_value="shardsvr")]
-        shard = [mongod(f"{name}-{i}", "mongod", name, extra) for i in range(members)]
-        plan.processes += shard
-        plan.replsets[name] = [p.address for p in shard]
-        plan.shards.append(name)
-    port = next(take)
-    configdb = f"cfg/{','.join(configs)}" if csrs else ",".join(configs)
-    settings = ([Setting("logpath", str(log_dir / "mongos.log"), "systemLog.path"),
-                 Setting("logappend", True, "systemLog.logAppend"),
-                 Setting("configdb", configdb, "sharding.configDB")] + _net(port))
-    plan.processes.append(ProcessPlan("mongos", "mongos", mongos, port, settings, None, log_dir / "mongos.log"))
-    return plan
+    return configs

@@ -11,7 +11,7 @@ import polars as pl
 
 from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, load_claims, verdict_counts
 from .prose import caveat
-from .rundata import RunData, _merge
+from .rundata import RunData, merge_histograms
 
 PHASE = "run"
 WRITES = ("insert", "insert.capped", "update", "findandmodify", "remove")
@@ -82,10 +82,10 @@ def _latency_rows(run: RunData) -> list[dict]:
     for s in run.systems:
         ops = run.ops.filter((pl.col("system") == s["label"]) & (pl.col("phase") == PHASE))
         for (op,), group in ops.group_by(["op"], maintain_order=True):
-            hist = _merge(group["hist"])
+            hist = merge_histograms(group["hist"])
             if hist is None:
                 continue
-            intended = _merge(group["intended_hist"]) if "intended_hist" in group.columns else None
+            intended = merge_histograms(group["intended_hist"]) if "intended_hist" in group.columns else None
             rows.append({"setup": s["label"], "role": s["role"], "op": op, "count": int(group["count"].sum()),
                          "errors": int(group["errors"].sum()), "mean_ms": hist.get_mean_value() / 1000,
                          "p50_ms": hist.get_value_at_percentile(50) / 1000, "p90_ms": hist.get_value_at_percentile(90) / 1000,
@@ -211,7 +211,7 @@ def latency_chart(table: pl.DataFrame) -> alt.Chart | None:
 def _pick(run: RunData, role: str) -> dict | None:
     """The first complete system of a role, a replaying one before the recorder (the post's
     systems all replayed the same capture)."""
-    done = [s for s in run.systems if s["role"] == role and s.get("status") == "complete"]
+    done = [s for s in run.complete_systems if s["role"] == role]
     done.sort(key=lambda s: role_of(run, s["label"]) != "replayer")
     return done[0] if done else None
 
@@ -280,7 +280,7 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
     lines = []
     rows = latency_rows(run)
     recorder = next((s["label"] for s in run.systems if role_of(run, s["label"]) == "recorder"), None)
-    replayers = [s for s in run.systems if role_of(run, s["label"]) == "replayer" and s.get("status") == "complete"]
+    replayers = [s for s in run.complete_systems if role_of(run, s["label"]) == "replayer"]
     if recorder:
         info = summary(run, recorder)
         lines.append(f"**Capture.** {recorder} ran the bundled application mix live and captured "

@@ -120,12 +120,9 @@ def _figure(value, key: str) -> str:
 
 
 def resolver(run: RunData):
-    def first(role):
-        return next((s for s in run.systems if s["role"] == role and s.get("status") == "complete"), None)
-
     def resolve(claim: dict) -> Measured:
         key = METRICS.get(claim["metric"])
-        a, b = first(claim["numerator_role"]), first(claim["denominator_role"])
+        a, b = run.complete_of_role(claim["numerator_role"]), run.complete_of_role(claim["denominator_role"])
         if key is None:
             return Measured(None, "", f"metric {claim['metric']!r} has no resolver")
         if a is None or b is None:

@@ -84,7 +84,7 @@ def response_times(run: RunData) -> pl.DataFrame:
 def pick_pair(run: RunData, num_role: str, den_role: str, *, same_engine_oplog: bool = False):
     """The systems compared for two roles: the first complete system of each role (params order)
     with the same oplog setting, op1 preferred; for an oplog claim, op1 vs op0 of one role."""
-    done = [s for s in run.systems if s.get("status") == "complete"]
+    done = run.complete_systems
     if same_engine_oplog:
         on = next((s for s in done if s["role"] == num_role and s["options"].get("oplog")), None)
         off = next((s for s in done if s["role"] == num_role and not s["options"].get("oplog")

@@ -31,7 +31,7 @@ def caveat(run: RunData) -> str:
 
 def open_loop_finding(run: RunData, systems: list[dict], rate: float) -> str:
     """Open loop: did the engine keep up with the arrival rate, and what did waiting add?"""
-    from .rundata import _merge
+    from .rundata import merge_histograms
     parts = []
     for s in systems:
         rows = run.intervals.filter((pl.col("system") == s["label"]) & (pl.col("phase") == "run")).sort("interval")
@@ -40,7 +40,7 @@ def open_loop_finding(run: RunData, systems: list[dict], rate: float) -> str:
         first, last = rows["interval"].min(), rows["interval"].max()
 
         def p99(column, k):
-            hist = _merge(ops.filter(pl.col("interval") == k)[column])
+            hist = merge_histograms(ops.filter(pl.col("interval") == k)[column])
             return hist.get_value_at_percentile(99.0) / 1000 if hist else None
         service = (p99("hist", first), p99("hist", last))
         intended = (p99("intended_hist", first), p99("intended_hist", last))
@@ -57,7 +57,7 @@ def open_loop_finding(run: RunData, systems: list[dict], rate: float) -> str:
 
 
 def linkbench_findings(run: RunData, claims: pl.DataFrame) -> str:
-    done = [s for s in run.systems if s.get("status") == "complete"]
+    done = run.complete_systems
     lines = []
     if not done:
         return "No system completed, so there is nothing to compare. The banner above says why."

@@ -32,6 +32,15 @@ class RunData:
             out.append(entry)
         return out
 
+    @property
+    def complete_systems(self) -> list[dict]:
+        """The systems that completed, in params order: the ones whose numbers a claim may use."""
+        return [s for s in self.systems if s.get("status") == "complete"]
+
+    def complete_of_role(self, role: str) -> dict | None:
+        """The first complete system of a role: the one a claim about that role compares."""
+        return next((s for s in self.complete_systems if s["role"] == role), None)
+
     def role_of(self, label: str) -> str:
         return next(s["role"] for s in self.manifest["params"]["systems"] if s["label"] == label)
 
@@ -84,7 +93,8 @@ def phase_summary(intervals: pl.DataFrame, system: str, phase: str, interval: in
     }
 
 
-def _merge(encoded_column) -> HdrHistogram | None:
+def merge_histograms(encoded_column) -> HdrHistogram | None:
+    """One HdrHistogram from a column of encoded ones, merged exactly (counts added per bucket)."""
     merged = None
     for encoded in encoded_column.drop_nulls():
         hist = HdrHistogram.decode(encoded)
@@ -104,8 +114,8 @@ def merged_latency(ops: pl.DataFrame, system: str, phase: str, interval: int | N
         rows = rows.filter(pl.col("interval") == interval)
     out = []
     for (op,), group in rows.group_by(["op"], maintain_order=True):
-        merged = _merge(group["hist"])
-        intended = _merge(group["intended_hist"]) if "intended_hist" in group.columns else None
+        merged = merge_histograms(group["hist"])
+        intended = merge_histograms(group["intended_hist"]) if "intended_hist" in group.columns else None
         entry = {"op": op, "count": int(group["count"].sum()), "errors": int(group["errors"].sum()),
                  "items": int(group["items"].sum())}
         if merged is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from .rundata import RunData, _merge
+from .rundata import RunData, merge_histograms
 
 COLUMNS = {"system": pl.Utf8, "fraction": pl.Float64, "offered_per_s": pl.Float64, "achieved_per_s": pl.Float64,
            "service_p50_ms": pl.Float64, "service_p99_ms": pl.Float64, "intended_p50_ms": pl.Float64,
@@ -23,7 +23,7 @@ def sweep_table(run: RunData) -> pl.DataFrame:
             ops = run.ops.filter((pl.col("system") == system["label"]) & (pl.col("phase") == phase))
             if intervals.is_empty() or ops.is_empty():
                 continue  # the phase did not run (the run stopped before it)
-            service, intended = _merge(ops["hist"]), _merge(ops["intended_hist"])
+            service, intended = merge_histograms(ops["hist"]), merge_histograms(ops["intended_hist"])
             if service is None or intended is None:
                 continue
             rows.append({"system": system["label"], "fraction": point["fraction"],

@@ -87,8 +87,8 @@ def io_chart(run: RunData) -> alt.Chart | None:
 # -- claims ---------------------------------------------------------------------------------
 def _rates_by_memory(run: RunData, role: str, checkpoint: int | None = None) -> dict[int, float]:
     out = {}
-    for s in run.systems:
-        if s["role"] != role or s.get("status") != "complete":
+    for s in run.complete_systems:
+        if s["role"] != role:
             continue
         if checkpoint is not None and s["options"].get("checkpoint_s", 60) != checkpoint:
             continue
@@ -162,7 +162,7 @@ def _run_rows(run: RunData, label: str) -> pl.DataFrame:
 def findings(run: RunData, claims: pl.DataFrame) -> str:
     """What the numbers say: throughput against memory per engine configuration, the deepest
     10-second dip against the run's mean (where checkpoints show), and IO per transaction."""
-    done = [s for s in run.systems if s.get("status") == "complete"]
+    done = run.complete_systems
     if not done:
         return "No system completed, so there is nothing to compare. The banner above says why."
     lines = []

@@ -286,15 +286,12 @@ def resolver(run: RunData, stand_in: dict[str, str] | None = None):
     `stand_in`, a missing role is replaced by the role named for it (and the detail says so)."""
     stand_in = stand_in or {}
 
-    def first(role):
-        return next((s for s in run.systems if s["role"] == role and s.get("status") == "complete"), None)
-
     def resolve(claim: dict) -> Measured:
         picked = []
         for role in (claim["numerator_role"], claim["denominator_role"]):
-            system, note = first(role), ""
+            system, note = run.complete_of_role(role), ""
             if system is None and role in stand_in:
-                system, note = first(stand_in[role]), f" standing in for {role}"
+                system, note = run.complete_of_role(stand_in[role]), f" standing in for {role}"
             if system is None:
                 why = "no fractal-tree engine ran" if role == "fractal" else f"no complete system of role {role} ran"
                 return Measured(None, "", why)
@@ -398,7 +395,7 @@ def _sweep_findings(run: RunData) -> list[str]:
 
 
 def findings(run: RunData, claims: pl.DataFrame, stand_ins: pl.DataFrame | None = None) -> str:
-    done = [s for s in run.systems if s.get("status") == "complete"]
+    done = run.complete_systems
     lines = [replication_note(run)] if kind(run) == "insert" else []
     if not done and not stale_findings(run):
         lines.append("No system completed, so there is nothing to compare; the banner above says why.")
