@@ -31,7 +31,7 @@ def latency_stats(latencies_s: list[float]) -> dict:
     ms = np.asarray(latencies_s) * 1000.0
     stats = {"reads": int(ms.size), "mean_ms": float(ms.mean()), "max_ms": float(ms.max())}
     for key, q in PERCENTILES.items():
-        stats[key] = float(np.percentile(ms, q)) if ms.size * (100 - q) / 100 >= 1 else None
+        stats[key] = float(np.percentile(ms, q)) if ms.size >= round(100 / (100 - q)) else None
     return stats
 
 
