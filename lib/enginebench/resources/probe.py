@@ -99,6 +99,30 @@ def measure_in_group(path: Path, seconds: float, threads: int, preexec=None) -> 
     return stats
 
 
+def measure_profile(folder: Path, profile: str, scale: float = 1.0, seconds: float = 10.0,
+                    threads: int = 4, size_mb: int = 64) -> dict:
+    """The probe on `folder`'s disk, uncapped (profile "none") or in a group with the profile's
+    caps and the slice the runs use (SystemResources, so it is set and put back the same way)."""
+    from ..metrics.sampler import device_of
+    from .profiles import ResourcePlan, SystemResources, cgroups_writable
+
+    path = make_probe_file(folder / f"enginebench-probe-{os.getpid()}.bin", size_mb)
+    try:
+        if profile == "none":
+            return {"profile": profile, "scale": scale, **measure_in_group(path, seconds, threads)}
+        ok, why = cgroups_writable()
+        if not ok:
+            return {"profile": profile, "scale": scale, "note": f"not measured: cgroups are not writable ({why})"}
+        plan = ResourcePlan(None, profile, None, "cgroup", scale)
+        with SystemResources(plan, f"enginebench-probe-{profile}-{os.getpid()}", device_of(path)) as group:
+            stats = measure_in_group(path, seconds, threads, group.preexec)
+            report = group.report()
+        return {"profile": profile, "scale": scale, "read_iops_cap": report["io_caps"]["read_iops"],
+                "throttle_slice_ms": report.get("throttle_slice_ms"), **stats}
+    finally:
+        path.unlink(missing_ok=True)
+
+
 if __name__ == "__main__":
     file_arg, seconds_arg, threads_arg = sys.argv[1:4]
     print(json.dumps(random_reads(file_arg, float(seconds_arg), int(threads_arg))))
