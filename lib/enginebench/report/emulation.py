@@ -49,6 +49,6 @@ def flag_note(systems: list[dict]) -> str | None:
     if not slices:
         return None
     shown = " / ".join(f"{s:.0f} ms" for s in slices)
-    return (f"'set by emulation' lists the percentiles within {FLAG_TOLERANCE:.0%} of "
-            f"one to {MAX_SLICES} of the block throttle's {shown} slices: the emulated device's period, not the engine, "
-            "sets them.")
+    return (f"The emulated device is a block throttle that works in {shown} slices. In the response-time "
+            f"tables, 'set by emulation' lists each percentile within {FLAG_TOLERANCE:.0%} of one, two or "
+            "three slices: the throttle's period sets those, not the engine.")
