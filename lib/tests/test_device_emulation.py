@@ -64,6 +64,7 @@ def test_slice_is_set_recorded_and_put_back(fake_sys_block, tmp_path):
     assert "set to 20 ms" in said and fake_sys_block.read_text() == "20"
     assert throttle_slice.slice_ms("sdz") == (20.0, str(fake_sys_block))
     assert undo.read_text().split() == [str(fake_sys_block), "100"]
+    setting.apply(20)  # caps applied again (when a load ends): the value to put back stays 100
     setting.restore()
     assert fake_sys_block.read_text() == "100" and not undo.exists()
 

@@ -221,5 +221,4 @@ class SystemResources:
                 self.slice.restore()
         finally:
             if self.cgroup is not None:
-                self.cgroup.remove()
-                self.cgroup = None
+                self.cgroup.remove()  # keeps the object: report() may still be read

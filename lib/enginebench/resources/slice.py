@@ -46,7 +46,8 @@ class SliceSetting:
     """Sets the slice on one disk for a run and puts the previous value back at the end.
 
     The file is per disk, not per group: the previous value is kept (and written in `undo_file`
-    when given) so that a run killed before it could restore it is undone by the next run."""
+    when given) so that a run killed before it could restore it is undone by the next run. Two
+    runs capping one disk at once share the setting; each records the slice it saw applied."""
 
     def __init__(self, disk: str, undo_file: Path | None = None):
         self.disk = disk
@@ -59,7 +60,8 @@ class SliceSetting:
         if not path.exists():
             return (f"throttle slice left at the kernel's {KERNEL_DEFAULT_MS:.0f} ms: this kernel has no "
                     f"{path} (CONFIG_BLK_DEV_THROTTLING_LOW), so it cannot be shortened")
-        self.previous = path.read_text().strip()
+        if self.previous is None:  # applied twice, the first value is still the one to put back
+            self.previous = path.read_text().strip()
         if self.undo_file is not None:
             self.undo_file.write_text(f"{path} {self.previous}\n")
         path.write_text(f"{int(target_ms)}")
