@@ -10,6 +10,8 @@
 3. Server targets: the client's CPU per request of each family, when a deployment is at hand
    (ENGINEBENCH_URI); otherwise the table says it was not measured and why.
 4. The sampler's own CPU, and the time from the command to the first loaded and measured op.
+5. The emulated devices' read latency (resources/probe.py): random 4 KiB O_DIRECT reads on the
+   scratch disk, uncapped and under each storage profile, p50/p99/p99.9 and the throttle slice.
 
 Runs are real experiment runs (their folders stay under data/results/); the figures are printed
 and written to data/results/bench/<stamp>-<host>.json. Measure on a quiet machine, and compare
@@ -31,7 +33,8 @@ import polars as pl
 
 from .metrics import perfshare
 from .metrics.sampler import Sampler
-from .paths import results_dir
+from .paths import results_dir, scratch_dir
+from .resources import probe
 
 LINKBENCH = ("linkbench_cached", "default")
 FAMILIES = ("iibench_500m", "sysbench_cgroups", "tokumx_insert_10m", "tokumx_read", "flashback_replay")
@@ -118,6 +121,28 @@ def time_to_first_op() -> dict:
     return {"s_to_first_load_op": first_load - started, "s_to_first_measured_op": first_run - started}
 
 
+# (profile, scale): the bare disk, the profiles, and the disk at linkbench_uncached_disk's default.
+PROBED = (("none", 1.0), ("disk", 1.0), ("disk", 0.33), ("ssd", 1.0))
+
+
+def device_latency(seconds: float = 10.0) -> list[dict]:
+    folder = scratch_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    return [probe.measure_profile(folder, profile, scale, seconds) for profile, scale in PROBED]
+
+
+def print_device_latency(rows: list[dict]) -> None:
+    print(f"{'profile':8} {'scale':>5} {'iops cap':>8} {'slice ms':>8} {'reads/s':>8} {'p50 ms':>7}"
+          f" {'p99 ms':>7} {'p99.9 ms':>8}")
+    for r in rows:
+        if "note" in r:
+            print(f"{r['profile']:8} {r['scale']:>5} {r['note']}")
+            continue
+        print(f"{r['profile']:8} {r['scale']:>5} {_num(r.get('read_iops_cap'), ',d'):>8}"
+              f" {_num(r.get('throttle_slice_ms'), '.0f'):>8} {r['reads_per_s']:>8,.0f} {r['p50_ms']:>7.2f}"
+              f" {r['p99_ms']:>7.2f} {_num(r.get('p999_ms'), '.2f'):>8}")
+
+
 def _pct(x) -> str:
     return "n/a" if x is None else f"{x:.0%}"
 
@@ -156,11 +181,14 @@ def main() -> Path:
     harness = {**sampler_cost(), **time_to_first_op()}
     for key, value in harness.items():
         print(f"{key:32} {value:,.3f}")
+    print("\nthe emulated devices: random 4 KiB O_DIRECT reads, 4 threads, on the scratch disk:")
+    devices = device_latency()
+    print_device_latency(devices)
     out_dir = results_dir() / "bench"
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     path = out_dir / f"{stamp}-{socket.gethostname().split('.')[0]}.json"
     path.write_text(json.dumps({"linkbench_default": headline, "families_smoke": families, "clients": clients,
-                                "harness": harness, "perf": {"available": ok, "why_not": why}}, indent=2))
+                                "harness": harness, "devices": devices, "perf": {"available": ok, "why_not": why}}, indent=2))
     print(f"written: {path}")
     return path

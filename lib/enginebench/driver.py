@@ -74,7 +74,8 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
         command = None  # the Python runner, in the server's client environment
     spec_path.write_text(json.dumps(spec, indent=2))
 
-    with SystemResources(plan, f"enginebench-{folder.run_id}-{label}", device_of(data_dir)) as resources:
+    with SystemResources(plan, f"enginebench-{folder.run_id}-{label}", device_of(data_dir),
+                         undo_dir=scratch.path) as resources:
         server = None
         try:
             # mongod/uri targets: the server runs outside the runner (mongod inside this

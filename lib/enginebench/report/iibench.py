@@ -9,6 +9,7 @@ import polars as pl
 from ..paths import reference_dir
 from .claims import Measured, evaluate, load_claims, magnitude_note
 from .prose import caveat
+from .emulation import flagged_percentiles
 from .rundata import RunData, merged_latency, phase_summary
 
 MB = 1 << 20
@@ -92,7 +93,8 @@ def latency_table(run: RunData) -> pl.DataFrame:
     rows = []
     for s in run.systems:
         for entry in merged_latency(run.ops, s["label"], "load"):
-            rows.append({"setup": s["label"], **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in entry.items()}})
+            rows.append({"setup": s["label"], **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in entry.items()},
+                         "set by emulation": flagged_percentiles(entry, s)})
     return pl.DataFrame(rows)
 
 

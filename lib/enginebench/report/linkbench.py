@@ -8,6 +8,7 @@ import polars as pl
 
 from ..paths import reference_dir
 from .claims import Measured, cpu_comparability, evaluate, load_claims
+from .emulation import flagged_percentiles
 from .rundata import RunData, latest_run, load_run, merged_latency, phase_summary
 
 MB = 1 << 20
@@ -76,7 +77,8 @@ def response_times(run: RunData) -> pl.DataFrame:
     for system in run.systems:
         for entry in merged_latency(run.ops, system["label"], "run"):
             rows.append({"setup": system["label"], **{k: (round(v, 3) if isinstance(v, float) else v)
-                                                      for k, v in entry.items()}})
+                                                      for k, v in entry.items()},
+                         "set by emulation": flagged_percentiles(entry, system)})
     return pl.DataFrame(rows)
 
 

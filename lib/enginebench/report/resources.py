@@ -4,6 +4,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from .emulation import emulation_slice_ms, flag_note
 from .rundata import RunData
 
 MB = 1 << 20
@@ -51,6 +52,7 @@ def resources_table(run: RunData) -> pl.DataFrame:
             "storage": res.get("storage_profile", "none") + ("" if res.get("io_method") or res.get("storage_profile", "none") == "none" else " (not enforced)"),
             "read IOPS cap": caps.get("read_iops"), "read IOPS mean/max": _pair(read_mean, read_max),
             "write IOPS cap": caps.get("write_iops"), "write IOPS mean/max": _pair(write_mean, write_max),
+            "throttle slice ms": emulation_slice_ms(s),
             "cold start": (cold or {}).get("method", "none"),
         })
     return pl.DataFrame(rows)
@@ -61,7 +63,8 @@ def _pair(a, b):
 
 
 def caps_held(run: RunData) -> list[str]:
-    """Plain sentences: for each system and cap, whether the observed IOPS stayed under it."""
+    """Plain sentences: for each system and cap, whether the observed IOPS stayed under it; then
+    which latency percentiles the throttle's slice sets (report/emulation.py)."""
     out = []
     for s in run.systems:
         res = s.get("resources") or {}
@@ -83,7 +86,8 @@ def caps_held(run: RunData) -> list[str]:
                          + (f"; the device saw up to {device_peak:,.0f} writes/s" if device_peak is not None else "")
                          + ("." if device_peak is None or device_peak <= cap * 1.05 else ", above the cap."))
             out.append(line)
-    return out
+    note = flag_note(run.systems)  # the caps' other effect: the tail latency the slice sets
+    return out + ([note] if note else [])
 
 
 def physical_limit_chart(run: RunData) -> alt.Chart | None:

@@ -11,11 +11,13 @@ import os
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 
 import psutil
 
 from ..metrics.sampler import Device
 from .cgroups import Cgroup, CgroupError, IOCaps, remove_stale, version
+from .slice import SLICE_UNDO, SliceSetting, disk_name, slice_ms
 
 MB = 1 << 20
 
@@ -112,16 +114,28 @@ def _can_mlock() -> bool:
 class SystemResources:
     """The limits around one system's runner process, from creation to removal."""
 
-    def __init__(self, plan: ResourcePlan, name: str, device: Device | None):
+    def __init__(self, plan: ResourcePlan, name: str, device: Device | None, undo_dir: Path | None = None):
         self.plan = plan
         self.name = name
         self.device = device
         self.cgroup: Cgroup | None = None
         self.hog: subprocess.Popen | None = None
         self.notes: list[str] = []
+        # The throttle slice is per disk; its undo file lets the next run restore it if this one dies.
+        self.slice = SliceSetting(disk_name(device.major, device.minor), undo_dir and undo_dir / SLICE_UNDO) \
+            if device else None
+        self.slice_in_force: tuple[float, str] | None = None
 
     def __enter__(self) -> "SystemResources":
         remove_stale()
+        try:
+            self._create()
+        except BaseException:
+            self.__exit__()  # a half-made setup (a group, a changed slice) is undone before raising
+            raise
+        return self
+
+    def _create(self) -> None:
         want_memory = self.plan.method_memory == "cgroup"
         want_io = self.plan.method_io == "cgroup" and self.device is not None
         if self.plan.method_io == "cgroup" and self.device is None:
@@ -131,19 +145,25 @@ class SystemResources:
             if want_memory:
                 self.cgroup.limit_memory(self.plan.memory_limit_mb * MB)
             if want_io and self.plan.storage_during_load:
-                self.limit_storage()
+                self._apply_caps()
         if self.plan.method_memory == "mlock-hog":
             self._start_hog()
-        return self
 
     def limit_storage(self) -> None:
-        """Apply the storage profile's caps (at creation, or when the load ends if the params
-        say so: blkio/io limits can be written while the process runs)."""
+        """Apply the storage profile's caps when the load ends (resources.storage.during_load:
+        false): blkio/io limits can be written while the process runs."""
+        if self._apply_caps():
+            self.notes.append("storage caps applied when the load ended")
+
+    def _apply_caps(self) -> bool:
         if self.cgroup is None or self.plan.method_io != "cgroup" or self.device is None:
-            return
+            return False
         self.cgroup.limit_io(self.device.major, self.device.minor,
                              scaled_caps(self.plan.storage_profile, self.plan.storage_scale))
-        self.notes.append("storage caps applied when the load ended")
+        # After the limit: the kernel keeps a disk's slice only once the disk has a limit.
+        self.notes.append(self.slice.apply())
+        self.slice_in_force = slice_ms(self.slice.disk)
+        return True
 
     def _start_hog(self) -> None:
         free = psutil.virtual_memory().available
@@ -173,6 +193,8 @@ class SystemResources:
                "storage_profile": self.plan.storage_profile, "storage_scale": self.plan.storage_scale,
                "io_method": self.plan.method_io if self.cgroup else None,
                "io_caps": asdict(caps) if caps else None, "notes": self.notes}
+        if self.slice_in_force is not None:  # what sets the capped run's tail (report/emulation.py)
+            out["throttle_slice_ms"], out["throttle_slice_source"] = self.slice_in_force
         if self.cgroup is not None:
             out["cgroup"] = {k: str(v) for k, v in self.cgroup.paths.items()}
             out["cgroup_version"] = self.cgroup.v
@@ -193,5 +215,10 @@ class SystemResources:
         if self.hog is not None:
             self.hog.kill()
             self.hog.wait()
-        if self.cgroup is not None:
-            self.cgroup.remove()
+            self.hog = None
+        try:
+            if self.slice is not None:
+                self.slice.restore()
+        finally:
+            if self.cgroup is not None:
+                self.cgroup.remove()  # keeps the object: report() may still be read

@@ -5,7 +5,7 @@ Each run's folder holds owner.json: the driver that made it and the processes it
 the current system (its runner, a mongod). A run removes its folder when it ends, so nothing
 is left, not even empty folders. A driver killed outright cannot; the next run finds the folder,
 sees that its driver is gone (results/owner.py), ends what that run started, removes its
-cgroups, and deletes the folder.
+cgroups, puts back a throttle slice it changed (resources/slice.py), and deletes the folder.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import psutil
 
 from ..paths import results_dir, scratch_dir
 from ..resources import cgroups
+from ..resources import slice as throttle_slice
 from .owner import alive, identity
 
 OWNER = "owner.json"
@@ -131,10 +132,12 @@ def reclaim(root: Path | None = None) -> list[str]:
             owner = _owner(folder) or {}
             ended = _end(owner.get("processes") or [])
             groups = cgroups.remove_run(folder.name)
+            restored = throttle_slice.undo_left(folder / throttle_slice.SLICE_UNDO)
             shutil.rmtree(folder, ignore_errors=True)
             done.append(f"removed {folder} (run {folder.name}, whose driver is gone)"
                         + (f"; ended its processes {', '.join(map(str, ended))}" if ended else "")
-                        + (f"; removed its cgroups {', '.join(groups)}" if groups else ""))
+                        + (f"; removed its cgroups {', '.join(groups)}" if groups else "")
+                        + (f"; {restored}" if restored else ""))
         try:
             exp_dir.rmdir()  # only when empty
         except OSError:
