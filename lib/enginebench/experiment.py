@@ -48,7 +48,8 @@ def to_html(executed: Path, html_path: Path) -> None:
     exporter = HTMLExporter(config=config, exclude_input=True, exclude_input_prompt=True,
                             exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
-    html_path.write_text(strip_remote_scripts(body))
+    from .report.contents import finish_page
+    html_path.write_text(finish_page(strip_remote_scripts(body)))
 
 
 def strip_remote_scripts(page: str) -> str:

@@ -22,6 +22,10 @@ STYLE = """<style>
 .eb-side {display: flex; gap: 28px; flex-wrap: wrap; align-items: flex-start}
 .eb-holds {color: #176b3a; font-weight: 600} .eb-fails {color: #a3161b; font-weight: 600}
 .eb-na {color: #666}
+.eb-question, .eb-answer, .eb-scale {font: 15px/1.45 system-ui, sans-serif; margin: 6px 0; max-width: 62em}
+.eb-answer {font-size: 16px; border-left: 4px solid #36c; padding-left: 10px}
+.eb-toc {font: 14px system-ui, sans-serif; margin: 10px 0 16px}
+.eb-toc ul {display: flex; flex-wrap: wrap; gap: 4px 18px; list-style: none; padding: 0; margin: 4px 0}
 </style>"""
 
 
