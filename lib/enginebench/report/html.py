@@ -5,6 +5,7 @@ import base64
 import html
 from datetime import datetime
 
+import numpy as np
 import polars as pl
 
 from ..results.calibration import drift
@@ -29,15 +30,26 @@ STYLE = """<style>
 </style>"""
 
 
+def number(value: float) -> str:
+    """A measured number as people read one: whole above 100 (with thousands separators), one
+    decimal from 10, three significant digits below, never in exponent notation."""
+    size = abs(round(value, 1))  # 99.96 reads as 100, not 100.0
+    if size >= 100:
+        return f"{value:,.0f}"
+    if size >= 10:
+        return f"{value:.1f}"
+    if size == 0:
+        return "0"
+    return np.format_float_positional(value, precision=3, unique=False, fractional=False, trim="-")
+
+
 def _cell(value) -> str:
     if value is None:
         return "n/a"
     if isinstance(value, float):
         if value != value:  # NaN
             return "n/a"
-        if abs(value) >= 1000:
-            return f"{value:,.0f}"
-        return f"{value:.3g}" if abs(value) < 10 else f"{value:.1f}"
+        return number(value)
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     return html.escape(str(value))
