@@ -25,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("--run-dir", default="", help="report this results folder instead of running")
     e.add_argument("--repeat", type=int, default=1, help="run n times; the report shows the spread")
     sub.add_parser("experiments", help="list the experiments")
+    sub.add_parser("help", help="the commands, variables and experiments with their questions and times")
     sub.add_parser("reports", help="write reports/index.html over all runs")
     c = sub.add_parser("compare", help="compare two runs: differences and headline ratios")
     c.add_argument("a")
@@ -62,6 +63,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "bench":
             from .bench import main as bench
             bench()
+        elif args.command == "help":
+            from .helptext import help_text
+            print(help_text())
         elif args.command == "experiments":
             print("\n".join(experiments()))
         elif args.command == "run":

@@ -127,6 +127,11 @@ def load_params(exp: str, scale: str = "default") -> dict:
     """The resolved, validated params of an experiment at a scale, as plain data."""
     if scale not in SCALES:
         raise ParamsError(f"unknown scale {scale!r};{did_you_mean(scale, SCALES)} allowed: {', '.join(SCALES)}")
+    return load_every_scale(exp)[scale]
+
+
+def load_every_scale(exp: str) -> dict[str, dict]:
+    """The experiment's resolved params at each scale."""
     path = params_path(exp)
     # Every scale must be valid, not only the one asked for: a smoke run must not pass on a file
     # whose paper scale cannot run.
@@ -135,7 +140,7 @@ def load_params(exp: str, scale: str = "default") -> dict:
         if params["experiment"] != exp:
             raise ParamsError(f"{path} [scale {name}]: experiment: {params['experiment']!r} must equal the file "
                               f"name {exp!r}")
-    return resolved[scale]
+    return resolved
 
 
 def _resolve(path: Path, scale: str) -> dict:
