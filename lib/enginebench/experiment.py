@@ -57,6 +57,18 @@ def strip_remote_scripts(page: str) -> str:
     return re.sub(r"<script[^>]*\bsrc=[\"']https?://[^>]*>\s*</script>", "", page)
 
 
+def local_kernel_manager():
+    """The notebook's kernel runs on this machine: its channels are Unix sockets (IPC) rather than
+    TCP ports, so no port is opened and ipykernel has no unencrypted-TCP warning to print at the
+    end of every run."""
+    from jupyter_client import AsyncKernelManager
+    from traitlets import CaselessStrEnum
+
+    class LocalKernelManager(AsyncKernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+    return LocalKernelManager
+
+
 class Report(NamedTuple):
     page: Path      # reports/<exp>.html
     run_dir: Path   # the results folder it was made from
@@ -109,7 +121,8 @@ def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_d
     html_path = out_dir / f"{exp}.html"
     try:
         papermill.execute_notebook(str(notebook), str(executed), parameters=parameters, kernel_name=KERNEL,
-                                   cwd=str(notebook.parent), progress_bar=False, log_output=True)
+                                   cwd=str(notebook.parent), progress_bar=False, log_output=True,
+                                   kernel_manager_class=local_kernel_manager())
     finally:
         # Even a failed execution leaves a notebook whose error cells say what went wrong.
         if executed.exists():
