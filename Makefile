@@ -82,8 +82,8 @@ reports: $(STAMP)
 	$(PY) -m enginebench reports
 
 compare: $(STAMP)
-	@if [ -z "$(A)" ] || [ -z "$(B)" ]; then echo "make compare: A=<results folder> B=<results folder> are required" >&2; exit 2; fi
-	$(PY) -m enginebench compare "$(A)" "$(B)"
+	@if [ -z "$(A)" ] || [ -z "$(B)" ]; then echo "make compare: A=<run> B=<run> are required (a results folder, <exp>/<run id> or a run id)" >&2; exit 2; fi
+	@$(PY) -m enginebench compare "$(A)" "$(B)"
 
 bench: native
 	$(PY) -m enginebench bench

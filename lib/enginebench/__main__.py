@@ -6,6 +6,7 @@ import json
 import sys
 
 from .params import SCALES, ParamsError, experiments, load_params
+from .summary import run_summary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -47,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
             except RunAborted as exc:
                 print(f"enginebench: aborted: {exc}", file=sys.stderr)
                 return 130
-            print(f"report: {report.page}")
+            print(run_summary(report.run_dir, report.page))
             manifest = json.loads((report.run_dir / "manifest.json").read_text())
             if manifest["status"] != "complete":
                 print(f"enginebench: the run's status is {manifest['status']}; the report says what happened",
@@ -76,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"enginebench: aborted: {exc}", file=sys.stderr)
                 return 130
             manifest = json.loads((path / "manifest.json").read_text())
-            print(f"{manifest['status']}: {path}")
+            print(run_summary(path, None))
             _say_why(manifest)
             return 0 if manifest["status"] == "complete" else 1
     except (ParamsError, RuntimeError, ValueError) as exc:
