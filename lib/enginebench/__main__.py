@@ -19,7 +19,7 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("exp")
     r.add_argument("--scale", default="default", choices=SCALES)
     r.add_argument("--target", default="auto")
-    e = sub.add_parser("experiment", help="run an experiment's notebook into reports/<exp>.html")
+    e = sub.add_parser("experiment", help="run an experiment and render its report into the run's folder")
     e.add_argument("exp")
     e.add_argument("--scale", default="default", choices=SCALES)
     e.add_argument("--target", default="auto")
