@@ -26,7 +26,10 @@ class Progress:
 
     def phase(self, name: str, total: float | None, unit: str) -> None:
         self.close()
-        if not self.plain:
+        if self.plain:
+            planned = f": {plain(total)} {unit}" if total else ""
+            print(f"[{self.label}] {name}{planned}", file=sys.stderr, flush=True)
+        else:
             from tqdm import tqdm
             self.bar = tqdm(total=total, desc=f"{self.label} {name}", unit=unit, leave=True,
                             bar_format=_SECONDS_BAR[bool(total)] if unit == "s" else None)
