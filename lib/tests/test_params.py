@@ -296,3 +296,15 @@ def test_a_misspelt_experiment_or_scale_gets_a_suggestion():
         load_params("linkbench_cahced")
     with pytest.raises(ParamsError, match="did you mean 'smoke'"):
         load_params("linkbench_cached", "smok")
+
+
+def test_a_key_under_scales_in_an_extended_file_names_that_file_line_and_scale_block(tmp_path, monkeypatch):
+    _copy_params(tmp_path, monkeypatch, "linkbench_uncached_disk", "linkbench_uncached_ssd")
+    base = tmp_path / "linkbench_uncached_disk.yaml"
+    line = _edit_line(base, "phases: {load: {threads: 2, interval_s: 1}, quiesce_s: 0.2,",
+                      "phases: {load: {threads: 2, interval_s: 1}, quiesce_sec: 0.2,")
+    with pytest.raises(ParamsError) as err:
+        load_params("linkbench_uncached_ssd", "paper")
+    assert str(err.value).startswith(
+        f"{tmp_path / 'linkbench_uncached_ssd.yaml'} [scale smoke]: {base} line {line} (extended by this file): "
+        "scales.smoke.phases.quiesce_sec: unknown key; did you mean 'quiesce_s'?")
