@@ -11,8 +11,8 @@ import sys
 
 
 # A timed phase counts seconds: tqdm's rate ("1.02s/s") would say nothing.
-_SECONDS_BAR = {True: "{desc}: {percentage:3.0f}%|{bar}| {n:.0f}/{total:.0f} s [{elapsed}<{remaining}{postfix}]",
-                False: "{desc}: {n:.0f} s [{elapsed}{postfix}]"}
+_SECONDS_BAR = {True: "{desc}: {percentage:3.0f}%|{bar}| {n:g}/{total:g} s [{elapsed}<{remaining}{postfix}]",
+                False: "{desc}: {n:g} s [{elapsed}{postfix}]"}
 
 
 class Progress:
