@@ -58,8 +58,20 @@ def strip_remote_scripts(page: str) -> str:
     return re.sub(r"<script[^>]*\bsrc=[\"']https?://[^>]*>\s*</script>", "", page)
 
 
+def local_kernel_manager():
+    """The notebook's kernel runs on this machine: its channels are Unix sockets (IPC) rather than
+    TCP ports, so no port is opened and ipykernel has no unencrypted-TCP warning to print at the
+    end of every run."""
+    from jupyter_client import AsyncKernelManager
+    from traitlets import CaselessStrEnum
+
+    class LocalKernelManager(AsyncKernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+    return LocalKernelManager
+
+
 class Report(NamedTuple):
-    page: Path      # reports/<exp>.html
+    page: Path      # the run's own report: <run folder>/report.html
     run_dir: Path   # the results folder it was made from
 
 
@@ -104,17 +116,28 @@ def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_d
         from .driver import run
         run_dir = str(run(exp, scale, target))
     parameters = {"exp": exp, "scale": scale, "target": target, "run_dir": run_dir}
-    out_dir = reports_dir()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    executed = out_dir / f"{exp}.ipynb"
-    html_path = out_dir / f"{exp}.html"
+    # The report is the run's own, kept in its folder: a later run never replaces it.
+    executed, html_path = Path(run_dir) / "report.ipynb", Path(run_dir) / "report.html"
     try:
         papermill.execute_notebook(str(notebook), str(executed), parameters=parameters, kernel_name=KERNEL,
-                                   cwd=str(notebook.parent), progress_bar=False, log_output=True)
+                                   cwd=str(notebook.parent), progress_bar=False, log_output=True,
+                                   kernel_manager_class=local_kernel_manager())
     finally:
         # Even a failed execution leaves a notebook whose error cells say what went wrong.
         if executed.exists():
             to_html(executed, html_path)
-            shutil.copy2(executed, Path(run_dir) / "report.ipynb")
-            shutil.copy2(html_path, Path(run_dir) / "report.html")
+            publish_if_latest_complete(exp, Path(run_dir), html_path)
     return Report(html_path, Path(run_dir))
+
+
+def publish_if_latest_complete(exp: str, run_dir: Path, html_path: Path) -> bool:
+    """reports/<exp>.html is a copy of the newest complete run's report: a failed, aborted or
+    older run (RUN= re-renders any) leaves it as it is."""
+    from .report.runs import newest_complete
+    siblings = [p for p in run_dir.parent.iterdir() if (p / "manifest.json").is_file()]
+    if newest_complete(siblings) != run_dir:
+        return False
+    out_dir = reports_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(html_path, out_dir / f"{exp}.html")
+    return True
