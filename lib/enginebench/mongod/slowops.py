@@ -30,6 +30,8 @@ def start(store, threshold_ms: int) -> None:
         raise SlowOpsUnavailable("an embedded engine has no server")
     if store.mongos:
         raise SlowOpsUnavailable("a mongos has no profiler of its own (each shard keeps one)")
+    if not store.capabilities.profiler:
+        raise SlowOpsUnavailable(f"the server has no profiler: {store.capabilities.notes.get('profiler', 'no profile command')}")
     db = store.db
     try:
         db.command("profile", 0)
