@@ -197,6 +197,9 @@ impl RecordStore {
             lock: Latch::new(),
         };
         self.recover(&coll)?;
+        if coll.capped.as_ref().map(|c| c.is_ring()).unwrap_or(false) && coll.next_id.load(Ordering::Relaxed) == 1 {
+            capped::preallocate(self.engine.as_ref(), records, coll.capped.as_ref().unwrap().cap_bytes)?;
+        }
         Ok(coll)
     }
 
@@ -508,7 +511,9 @@ impl Ctx {
         let mut docs = Vec::new();
         self.read_call(&coll, |c| {
             c.kv.scan(coll.records, b"", None, false, &mut |k, v| {
-                docs.push((keys::record_id(k), v.to_vec()));
+                if !capped::is_filler(v) {
+                    docs.push((keys::record_id(k), v.to_vec()));
+                }
                 true
             })
         })?;
