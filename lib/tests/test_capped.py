@@ -4,6 +4,7 @@ from the oldest record on; the mmap stand-in (LMDB) overwrites a preallocated ri
 import bson
 import pytest
 
+from enginebench.resources import space
 from enginebench.stores import IndexSpec, StoreError
 from enginebench.stores.native import NativeStore
 from conftest import EMBEDDED
@@ -87,3 +88,12 @@ def test_a_document_larger_than_the_ring_is_refused(tmp_path):
         assert store.natural("log") == []
     finally:
         store.close()
+
+
+@pytest.mark.parametrize("data_mb", [10, 100])
+def test_the_space_check_counts_the_mmap_oplog_ring_in_full(data_mb):
+    """The ring takes its whole 64 MB at creation, however little a load writes into it."""
+    system = {"engine": "lmdb", "options": {"oplog": True, "oplog_size_mb": 64}}
+    estimate = space.expected_size({"documents": 1, "bytes": data_mb << 20}, system)
+    assert estimate["bytes"] == (data_mb + 64) << 20
+    assert ("ring" in estimate["how"]) is (data_mb < 64)  # past 64 MB the oplog's copy was counted
