@@ -8,7 +8,7 @@
 //!   r3.2.0). The oplog is trimmed the same way by a background thread (oplog.rs).
 //! - a ring (the mmap stand-in): the budget is a circular buffer of byte offsets. MMAPv1 added
 //!   extents at creation until they held the capped size (mmap_v1/mmap_v1_database_catalog_entry.cpp,
-//!   MMAPV1DatabaseCatalogEntry::createCollection at r3.0.7), and each insert took space at the
+//!   MMAPV1DatabaseCatalogEntry::createCollection in the r3.0 series), and each insert took space at the
 //!   current extent's write position, freeing the oldest records there first (mmap_v1/
 //!   record_store_v1_capped.cpp, CappedRecordStoreV1::allocRecord at r3.0.7; a document larger
 //!   than the collection is refused). Here the record id is the offset (+1); creation writes
