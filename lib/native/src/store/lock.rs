@@ -3,8 +3,9 @@
 //! MongoDB 2.2 to 2.6 took one lock per database, 3.0 one per collection under an intent lock on
 //! its database (the 3.0 release notes: collection-level locking for MMAPv1); readers share it,
 //! a writer holds it alone. LMDB itself lets readers run beside its one writer, so without this
-//! the stand-in would never show the waits the posts' P99s came from. The lock is writer-greedy
-//! as MMAPv1's was (the 2.x concurrency FAQ: a waiting writer goes before new readers).
+//! the stand-in would never show the waits the posts' P99s came from. A waiting writer goes
+//! before readers that come after it: the 2.2 to 2.6 locks were "writer greedy" (the FAQ on
+//! concurrency of those releases), and 3.0's lock manager queued requests in order.
 //!
 //! A held lock is an owned value (`Held`), so an explicit transaction can keep it across calls.
 use std::sync::{Arc, Condvar, Mutex};
