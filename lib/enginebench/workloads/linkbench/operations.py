@@ -2,11 +2,15 @@
 
 - `exact`: MySQL's reference semantics (LinkStoreMysql): ADD_LINK, UPDATE_LINK and DELETE_LINK
   change the link and its count in one transaction where the store supports it;
-- `linkbenchx`: what LinkbenchX's MongoDB store did against MongoDB 3.x (Percona-Lab/linkbenchX,
-  LinkStoreMongoDBv2.java, addLinkImpl / deleteLinkImpl): separate round trips, no transaction, a
+- `linkbenchx`: what LinkbenchX's MongoDB store did against MongoDB 3.x (Percona-Lab/linkbenchX at
+  84aeea1, src/main/java/com/percona/LinkBench/LinkStoreMongoDBv2.java, addLinkImpl /
+  deleteLinkImpl / addLinksNoCount / addBulkCountsImpl): the post's transaction_support_level=1 asks
+  for TokuMX's MVCC transactions (Config.java: MVCC = 1, SIMULATED = 2), which MongoDB 3.x refuses,
+  so nothing wraps the writes. Separate round trips: an upsert of the link by primary key, a
   replacement upsert of the count document, and a `$inc` whose second put() overwrote the first,
-  so an existing count loses its `count` field (spec §4.2-4.3); the consistency check reports the
-  mismatches this leaves, as the post warned.
+  so an existing count loses its `count` field (spec §4.2-4.3); the load upserts links and
+  replaces counts (replaceOne, upsert). The consistency check reports the mismatches this leaves,
+  as the post warned.
 The native runner implements the same calls (lib/native/src/workloads/linkbench/ops.rs).
 """
 from __future__ import annotations
