@@ -59,9 +59,9 @@ def open_loop_finding(run: RunData, systems: list[dict], rate: float) -> str:
 COUNTS_MODES = {
     "linkbenchx": ("as LinkbenchX kept them on MongoDB 3.x (`counts: linkbenchx`, the post's pattern): separate "
                    "round trips and no transaction, so count rows drift from the links, as the post warned, and "
-                   "the mismatches below are a finding, not a fault"),
+                   "the mismatches the check finds are a finding, not a fault"),
     "exact": ("in one transaction with their link, as LinkBench's MySQL store does (`counts: exact`), so any "
-              "mismatch below is a fault"),
+              "mismatch the check finds is a fault"),
 }
 
 
