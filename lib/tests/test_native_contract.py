@@ -111,6 +111,34 @@ def test_linkbench_load(fixed_clock, params):
         [{"id": d["_id"], "data": _hex(d["data"])} for d in python_nodes]
 
 
+@pytest.mark.parametrize("counts", ["exact", "linkbenchx"])
+def test_linkbench_requests_leave_the_same_documents(fixed_clock, tmp_path, counts):
+    """Same seed, same count semantics: the Python operations (over the served store) and the
+    native ones leave the same links, count rows and nodes, drift included under linkbenchx."""
+    from enginebench.stores import open_embedded
+    from enginebench.workloads.linkbench import operations as ops
+    params, n = {"maxid1": 300, "max_degree": 20, "counts": counts}, 3000
+    native = trace({"name": "linkbench", **params}, "apply", n=n, dir=tmp_path / "native")
+    lb = lb_workload.LinkBench(lb_workload.Params(**params))
+    store = open_embedded("wiredtiger", tmp_path / "python", {"table_type": "btree", "cache_size_mb": 32})
+    try:
+        lb.setup(store)
+        requester = lb.requester(0, 1)
+        for _ in range(n):
+            requester.next()[1](store)
+        python = [{"collection": c, "doc": {k: v for k, v in d.items() if not isinstance(v, bson.ObjectId)}}
+                  for c, index in ((ops.LINK, ops.LINK_PK.name), (ops.COUNT, ops.COUNT_PK.name), (ops.NODE, None))
+                  for d in store.scan(c, index)]
+        drift = lb.check(store)["mismatches"]
+    finally:
+        store.close()
+    assert {d["collection"] for d in native} == {"link", "count", "node"}
+    assert (drift > 0) == (counts == "linkbenchx")
+    assert len(native) == len(python)
+    for i, (p, nat) in enumerate(zip(python, native)):
+        assert p == nat, f"document {i} differs"
+
+
 IIBENCH = {"max_rows": 1000, "docs_per_insert": 10, "num_secondary_indexes": 3, "num_char_fields": 1,
            "length_char_fields": 1000, "percent_compressible": 50, "max_inserts_per_second": None, "query_threads": 1,
            "query_limit": 4, "query_begin_docs": 100, "ms_between_queries": 0, "slow_threshold_s": 2.0}
