@@ -60,11 +60,11 @@ class Recording:
         self.calls.append((collection, list(docs)))
         return len(docs)
 
-    def update(self, collection, index, key, *, set=None, set_on_insert=None, replace=None, upsert=False, **_):
-        """The load's upserts (`counts: linkbenchx`), kept as the document an insert would write."""
-        assert upsert, "the load only upserts"
-        self.calls.append((collection, [replace if replace is not None else {**set_on_insert, **set}]))
-        return type("Result", (), {"upserted": True, "matched": False})()
+    def upsert_many(self, collection, index, upserts):
+        """The load's bulk upserts (`counts: linkbenchx`), kept as the documents they insert."""
+        self.calls.append((collection, [a["replace"] if "replace" in a else {**a["set_on_insert"], **a["set"]}
+                                        for _, a in upserts]))
+        return len(upserts)
 
     def call(self, op, fn, *args, items=None, intended_ns=None):
         return fn(*args)

@@ -73,6 +73,11 @@ class _SampleStore:
             self.insert_many(collection, [{"_id": bson.ObjectId(), **fields}])
         return UpdateResult(matched=False, upserted=upsert)
 
+    def upsert_many(self, collection: str, index, upserts) -> int:
+        for key, arguments in upserts:
+            self.update(collection, index, key, upsert=True, **arguments)
+        return len(upserts)
+
     def __getattr__(self, name):  # schema calls and anything else a loader makes: no data
         return lambda *args, **kwargs: None
 

@@ -17,10 +17,22 @@ from typing import Iterator, Sequence
 from .base import DuplicateKey, IndexSpec, Store, StoreError, StoreInfo, UpdateResult
 
 import pymongo
-from pymongo import ReturnDocument
+from pymongo import ReplaceOne, ReturnDocument, UpdateOne
 from pymongo.errors import DuplicateKeyError, OperationFailure, PyMongoError
 
 TRANSACTION_ENGINES = ("wiredTiger", "inMemory")
+
+
+def _update_spec(set_: dict | None, inc: dict | None, set_on_insert: dict | None) -> dict:
+    """An update's operators from the Store call's arguments."""
+    spec = {}
+    if set_:
+        spec["$set"] = set_
+    if inc:
+        spec["$inc"] = inc
+    if set_on_insert:
+        spec["$setOnInsert"] = set_on_insert
+    return spec
 
 
 class MongoStore(Store):
@@ -145,13 +157,7 @@ class MongoStore(Store):
 
     def update(self, collection, index, key, *, set=None, inc=None, set_on_insert=None, where=None,
                upsert=False, return_before=False, replace=None) -> UpdateResult:
-        spec = {}
-        if set:
-            spec["$set"] = set
-        if inc:
-            spec["$inc"] = inc
-        if set_on_insert:
-            spec["$setOnInsert"] = set_on_insert
+        spec = _update_spec(set, inc, set_on_insert)
         flt = self._filter(collection, index, key, where)
         coll = self.db[collection]
         try:
@@ -168,6 +174,19 @@ class MongoStore(Store):
             return UpdateResult(matched=result.matched_count == 1)
         except DuplicateKeyError as exc:
             raise DuplicateKey(str(exc)) from exc
+
+    def upsert_many(self, collection, index, upserts) -> int:
+        requests = []
+        for key, arguments in upserts:
+            flt = self._filter(collection, index, key)
+            if arguments.get("replace") is not None:
+                requests.append(ReplaceOne(flt, arguments["replace"], upsert=True))
+            else:
+                requests.append(UpdateOne(flt, _update_spec(arguments.get("set"), arguments.get("inc"),
+                                                            arguments.get("set_on_insert")), upsert=True))
+        if requests:
+            self.db[collection].bulk_write(requests, ordered=False, session=self._session())
+        return len(requests)
 
     def delete(self, collection, index, key, *, where=None) -> bool:
         result = self.db[collection].delete_one(self._filter(collection, index, key, where), session=self._session())

@@ -167,15 +167,14 @@ class LinkBench(Workload):
     def _write_links(self, store, rec, links: list[dict]) -> None:
         """A batch of links: inserted (exact), or LinkbenchX's bulk of upserts by primary key."""
         if self.cfg.counts == "linkbenchx":
-            rec.call("LOAD_LINKS_BULK", lambda: [ops.upsert_link(store, l) for l in links], items=len(links))
+            rec.call("LOAD_LINKS_BULK", ops.load_links, store, links, items=len(links))
         else:
             rec.call("LOAD_LINKS_BULK", store.insert_many, ops.LINK, links, items=len(links))
 
     def _write_counts(self, store, rec, counts: list[dict]) -> None:
         """A batch of count rows: inserted (exact), or LinkbenchX's bulk of replaceOne upserts."""
         if self.cfg.counts == "linkbenchx":
-            rec.call("LOAD_COUNTS_BULK", lambda: [ops.load_count(store, c["id"], c["link_type"], c["count"], c["time"])
-                                                  for c in counts], items=len(counts))
+            rec.call("LOAD_COUNTS_BULK", ops.load_counts, store, counts, items=len(counts))
         else:
             rec.call("LOAD_COUNTS_BULK", store.insert_many, ops.COUNT, counts, items=len(counts))
 
