@@ -262,13 +262,34 @@ class Supervision:
         else:
             result["status"] = "aborted" if (self.interrupted or self.s.stop_flag.is_set()) else "failed"
             result["error"] = ("interrupted" if result["status"] == "aborted" else
-                               f"runner exited with code {self.proc.returncode}; see {self.s.sys_dir / 'runner.log'}")
+                               exit_cause(self.proc.returncode, result["events"], self.s.sys_dir / "runner.log"))
         if result["status"] == "failed":
             # Named while the data is still there: how much free space is left, how far it got.
             cause = space.no_space_cause(result["error"], self.s.data_dir)
             if cause:
                 result["engine_error"], result["error"] = result["error"], cause
             result["last_events"] = [brief(e) for e in result["events"][-LAST_EVENTS:]]
+
+
+def exit_cause(returncode: int, events: list[dict], log: Path) -> str:
+    """Why a runner ended without a word, as a reader needs it: the signal by name, the phase it
+    was in, and what its log says (or that the log is empty, so nobody goes looking there)."""
+    if returncode < 0:
+        name = signal.Signals(-returncode).name
+        how = f"the runner was killed by {name}" + (" (kill -9, or the kernel's OOM killer)" if name == "SIGKILL" else "")
+    else:
+        how = f"the runner exited with code {returncode}"
+    started = [e for e in events if e.get("event") == "phase_start"]
+    ended = {e.get("phase") for e in events if e.get("event") == "phase_end"}
+    open_phase = next((e["phase"] for e in reversed(started) if e.get("phase") not in ended), None)
+    if open_phase:
+        how += f" during phase {open_phase}"
+    elif started:
+        how += f" after phase {started[-1].get('phase')} ended"
+    else:
+        how += " before its first phase"
+    tail = log.read_text(errors="replace").strip().splitlines()[-3:] if log.exists() else []
+    return how + (f"; its log ({log}) ends: " + " | ".join(tail) if tail else "; its log is empty")
 
 
 def activity(pids: list[int]) -> tuple[float, int]:

@@ -116,3 +116,18 @@ def test_between_phases_io_counts_as_work():
         clock.now += 0.5
         moved += 1 << 20
         assert dog.check(0.0, moved) is None
+
+
+def test_a_runner_that_ended_without_a_word_is_named_by_signal_phase_and_log(tmp_path):
+    from enginebench.supervision import exit_cause
+    log = tmp_path / "runner.log"
+    log.write_text("")
+    events = [{"event": "phase_start", "phase": "load"}, {"event": "phase_end", "phase": "load"},
+              {"event": "phase_start", "phase": "run"}]
+    assert exit_cause(-9, events, log) == ("the runner was killed by SIGKILL (kill -9, or the kernel's OOM killer) "
+                                           "during phase run; its log is empty")
+    log.write_text("starting\nthread 'main' panicked at src/run.rs:10\nnote: run with RUST_BACKTRACE=1\n")
+    assert exit_cause(101, events[:2], log) == (
+        f"the runner exited with code 101 after phase load ended; its log ({log}) ends: starting | "
+        "thread 'main' panicked at src/run.rs:10 | note: run with RUST_BACKTRACE=1")
+    assert exit_cause(-15, [], tmp_path / "absent.log").endswith("SIGTERM before its first phase; its log is empty")
