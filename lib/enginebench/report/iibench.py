@@ -23,7 +23,8 @@ def post_table() -> pl.DataFrame:
                       pl.col("server"))
 
 
-def _intervals(run: RunData, label: str) -> pl.DataFrame:
+def _load_ops(run: RunData, label: str) -> pl.DataFrame:
+    """The system's per-interval op rows (counts, histograms) of the load phase."""
     if run.ops.is_empty():
         return run.ops
     return run.ops.filter((pl.col("system") == label) & (pl.col("phase") == "load"))
@@ -31,7 +32,7 @@ def _intervals(run: RunData, label: str) -> pl.DataFrame:
 
 def system_figures(run: RunData, label: str) -> dict | None:
     """irate (docs/s over the load), Nslow, qrate (queries/s while queries ran), final size."""
-    ops = _intervals(run, label)
+    ops = _load_ops(run, label)
     if ops.is_empty():
         return None
     rows = run.intervals.filter((pl.col("system") == label) & (pl.col("phase") == "load")).sort("interval")
@@ -110,7 +111,7 @@ def rate_series(run: RunData) -> pl.DataFrame:
     """Per interval and system: insert and query rates, and documents inserted so far."""
     out = []
     for s in run.systems:
-        ops = _intervals(run, s["label"])
+        ops = _load_ops(run, s["label"])
         rows = run.intervals.filter((pl.col("system") == s["label"]) & (pl.col("phase") == "load")).sort("interval")
         done = 0
         for row in rows.iter_rows(named=True):

@@ -24,7 +24,6 @@ from .rundata import RunData, merged_latency
 
 MB, GB = 1 << 20, 1 << 30
 STALE_CLAIM = "tk.insert20m.stale"
-ROLE_NAMES = {"fractal": "fractal tree (TokuMX)", "mmap": "mmap (MongoDB MMAPv1)"}
 
 
 def kind(run: RunData) -> str:
