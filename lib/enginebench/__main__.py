@@ -1,4 +1,4 @@
-"""Command line: `python -m enginebench params|run|experiments ...`."""
+"""Command line: `python -m enginebench params|run|experiment|reports|compare|bench|help ...`."""
 from __future__ import annotations
 
 import argparse
@@ -8,10 +8,12 @@ import sys
 from .params import SCALES, ParamsError, experiments, load_params
 from .summary import run_summary
 
+ABORTED = 130  # as a shell reports a run stopped by Ctrl-C
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="enginebench", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="enginebench", description=__doc__)
+    sub = top.add_subparsers(dest="command", required=True)
     p = sub.add_parser("params", help="print an experiment's resolved params")
     p.add_argument("exp")
     p.add_argument("--scale", default="default", choices=SCALES)
@@ -32,58 +34,82 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("a")
     c.add_argument("b")
     sub.add_parser("bench", help="measure the harness itself (client CPU, sampler cost, start-up)")
-    args = parser.parse_args(argv)
+    return top
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     try:
-        if args.command == "params":
-            print(json.dumps(load_params(args.exp, args.scale), indent=2))
-        elif args.command == "experiment":
-            from .experiment import run_experiment
-            from .targets import TARGETS
-            if args.target not in TARGETS:
-                raise ValueError(f"unknown target {args.target!r}; allowed: {', '.join(TARGETS)}")
-            load_params(args.exp, args.scale)  # fail fast, before anything starts
-            from .driver import RunAborted
-            try:
-                report = run_experiment(args.exp, args.scale, args.target, args.run_dir, args.repeat)
-            except RunAborted as exc:
-                print(f"enginebench: aborted: {exc}", file=sys.stderr)
-                return 130
-            print(run_summary(report.run_dir, report.page))
-            manifest = json.loads((report.run_dir / "manifest.json").read_text())
-            if manifest["status"] != "complete":
-                print(f"enginebench: the run's status is {manifest['status']}; the report says what happened",
-                      file=sys.stderr)
-                _say_why(manifest)
-                return 1
-        elif args.command == "reports":
-            from .report.index import write_index
-            print(f"index: {write_index()}")
-        elif args.command == "compare":
-            from .report.compare import write_comparison
-            print(f"comparison: {write_comparison(args.a, args.b)}")
-        elif args.command == "bench":
-            from .bench import main as bench
-            bench()
-        elif args.command == "help":
-            from .helptext import help_text
-            print(help_text())
-        elif args.command == "experiments":
-            print("\n".join(experiments()))
-        elif args.command == "run":
-            from .driver import RunAborted, run
-            try:
-                path = run(args.exp, args.scale, args.target)
-            except RunAborted as exc:
-                print(f"enginebench: aborted: {exc}", file=sys.stderr)
-                return 130
-            manifest = json.loads((path / "manifest.json").read_text())
-            print(run_summary(path, None))
-            _say_why(manifest)
-            return 0 if manifest["status"] == "complete" else 1
+        return COMMANDS[args.command](args) or 0
     except (ParamsError, RuntimeError, ValueError) as exc:
         print(f"enginebench: error: {exc}", file=sys.stderr)
         return 2
+
+
+def _experiment(args) -> int:
+    from .driver import RunAborted
+    from .experiment import run_experiment
+    from .targets import TARGETS
+    if args.target not in TARGETS:
+        raise ValueError(f"unknown target {args.target!r}; allowed: {', '.join(TARGETS)}")
+    load_params(args.exp, args.scale)  # fail fast, before anything starts
+    try:
+        report = run_experiment(args.exp, args.scale, args.target, args.run_dir, args.repeat)
+    except RunAborted as exc:
+        print(f"enginebench: aborted: {exc}", file=sys.stderr)
+        return ABORTED
+    print(run_summary(report.run_dir, report.page))
+    manifest = json.loads((report.run_dir / "manifest.json").read_text())
+    if manifest["status"] != "complete":
+        print(f"enginebench: the run's status is {manifest['status']}; the report says what happened", file=sys.stderr)
+        _say_why(manifest)
+        return 1
     return 0
+
+
+def _run(args) -> int:
+    from .driver import RunAborted, run
+    try:
+        path = run(args.exp, args.scale, args.target)
+    except RunAborted as exc:
+        print(f"enginebench: aborted: {exc}", file=sys.stderr)
+        return ABORTED
+    manifest = json.loads((path / "manifest.json").read_text())
+    print(run_summary(path, None))
+    _say_why(manifest)
+    return 0 if manifest["status"] == "complete" else 1
+
+
+def _reports(_args) -> None:
+    from .report.index import write_index
+    print(f"index: {write_index()}")
+
+
+def _compare(args) -> None:
+    from .report.compare import write_comparison
+    print(f"comparison: {write_comparison(args.a, args.b)}")
+
+
+def _bench(_args) -> None:
+    from .bench import main as bench
+    bench()
+
+
+def _help(_args) -> None:
+    from .helptext import help_text
+    print(help_text())
+
+
+COMMANDS = {
+    "params": lambda args: print(json.dumps(load_params(args.exp, args.scale), indent=2)),
+    "experiment": _experiment,
+    "run": _run,
+    "reports": _reports,
+    "compare": _compare,
+    "bench": _bench,
+    "help": _help,
+    "experiments": lambda _args: print("\n".join(experiments())),
+}
 
 
 def _say_why(manifest: dict) -> None:
