@@ -18,6 +18,7 @@ import shutil
 import signal
 import sys
 import threading
+from dataclasses import dataclass
 from pathlib import Path
 
 from .fidelity import departures
@@ -41,6 +42,27 @@ class RunAborted(KeyboardInterrupt):
     """The run was interrupted; its folder is kept and marked aborted."""
 
 
+def _write_spec(folder: RunFolder, params: dict, system: dict, target: dict, sys_dir: Path, data_dir: Path):
+    """The runner's spec.json (its whole input), the command that runs it (None: the Python
+    runner, in the server's client environment) and what the progress display counts to."""
+    name = params["workload"]["name"]
+    # Where a workload may keep files of its own (flashback: the recorder's capture, which the
+    # systems after it replay from the run folder).
+    context = {"run_dir": str(folder.path), "system_dir": str(sys_dir)}
+    spec = {"system": {**system, "target": target["kind"]}, "data_dir": str(data_dir),
+            "workload": {"name": name, "params": {k: v for k, v in params["workload"].items() if k != "name"}},
+            "context": context, "plan": plan_steps(params, system), "max_errors": params["phases"]["max_errors"],
+            **SPEC_EXTRA}
+    expected = build_workload(name, spec["workload"]["params"]).expected_after_load(load_threads(params))
+    spec_path = sys_dir / "spec.json"
+    command = None
+    if native.runs_natively(target["kind"]):
+        spec["workload"]["params"] = runner_params(params, system, folder.path, sys_dir)
+        command = native.command(spec_path)
+    spec_path.write_text(json.dumps(spec, indent=2))
+    return spec, spec_path, command, expected
+
+
 def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, stop_flag: threading.Event,
                 plan: ResourcePlan, scratch: scratch_folders.Scratch, data: dict | None) -> dict:
     label = system["label"]
@@ -57,23 +79,7 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
             folder.record_system(result)
             return result
     data_dir.mkdir(parents=True)
-    name = params["workload"]["name"]
-    # Where a workload may keep files of its own (flashback: the recorder's capture, which the
-    # systems after it replay from the run folder).
-    context = {"run_dir": str(folder.path), "system_dir": str(sys_dir)}
-    spec = {"system": {**system, "target": target["kind"]}, "data_dir": str(data_dir),
-            "workload": {"name": name, "params": {k: v for k, v in params["workload"].items() if k != "name"}},
-            "context": context, "plan": plan_steps(params, system), "max_errors": params["phases"]["max_errors"],
-            **SPEC_EXTRA}
-    # What the progress display counts to.
-    expected = build_workload(name, spec["workload"]["params"]).expected_after_load(load_threads(params))
-    spec_path = sys_dir / "spec.json"
-    if native.runs_natively(target["kind"]):
-        spec["workload"]["params"] = runner_params(params, system, folder.path, sys_dir)
-        command = native.command(spec_path)
-    else:
-        command = None  # the Python runner, in the server's client environment
-    spec_path.write_text(json.dumps(spec, indent=2))
+    spec, spec_path, command, expected = _write_spec(folder, params, system, target, sys_dir, data_dir)
 
     with SystemResources(plan, f"enginebench-{folder.run_id}-{label}", device_of(data_dir),
                          undo_dir=scratch.path) as resources:
@@ -108,6 +114,55 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
 def run(exp: str, scale: str = "default", target: str = "auto", repeat: dict | None = None) -> Path:
     """Run an experiment; returns its results folder (status in its manifest.json). `repeat`
     ({group, index, of}) marks the run as one of a REPEAT=n group (report/repeats.py)."""
+    prepared = _prepare(exp, scale, target)
+    params = prepared.params
+    folder = RunFolder.create(params, prepared.resolved, prepared.resolved["banner"] + prepared.banner,
+                              prepared.describe, RUNNER_ENV)
+    scratch = scratch_folders.Scratch(params["experiment"], folder.run_id).create()
+    if repeat:
+        folder.manifest["repeat"] = repeat
+        folder.write_manifest()
+    stop_flag = threading.Event()
+    previous = None
+    if threading.current_thread() is threading.main_thread():
+        def on_term(signum, _frame):
+            stop_flag.set()
+            raise RunAborted(f"received {signal.Signals(signum).name}")
+        previous = signal.signal(signal.SIGTERM, on_term)
+    status = "complete"
+    try:
+        status = _run_in_order(folder, prepared, stop_flag, scratch)
+    except KeyboardInterrupt:
+        stop_flag.set()
+        status = "aborted"
+        raise RunAborted(f"interrupted; what was measured is kept in {folder.path}") from None
+    except Exception as exc:  # e.g. a cgroup could not be created: the run is failed, and says why
+        status = "failed"
+        folder.manifest["error"] = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        if status != "aborted" and any(r["status"] != "complete" for r in folder.systems.values()):
+            status = "failed"
+        scratch.remove(keep=bool(params.get("keep_data")))
+        folder.finish(status)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+    return folder.path
+
+
+@dataclass
+class Prepared:
+    """Everything decided before anything starts: a bad input has failed by now."""
+    params: dict
+    resolved: dict          # the target (kind, banner, uri or binary)
+    systems: list[dict]     # the systems that will run, in order
+    system_plans: dict      # label -> its resource plan
+    banner: list[str]
+    describe: dict          # the experiment's resource plan, for the manifest
+    data: object            # each system's expected data size (resources/space.py); None on uri
+
+
+def _prepare(exp: str, scale: str, target: str) -> Prepared:
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; allowed: {', '.join(TARGETS)}")
     params = load_params(exp, scale)
@@ -128,49 +183,26 @@ def run(exp: str, scale: str = "default", target: str = "auto", repeat: dict | N
     # How big each system's data gets (resources/space.py), where it is kept on this machine.
     data = None if resolved["kind"] == "uri" else space.data_estimate(
         build_workload(params["workload"]["name"], params["workload"]), load_threads(params))
-    folder = RunFolder.create(params, resolved, resolved["banner"] + banner, plan.describe(), RUNNER_ENV)
-    scratch = scratch_folders.Scratch(params["experiment"], folder.run_id).create()
-    if repeat:
-        folder.manifest["repeat"] = repeat
-        folder.write_manifest()
-    stop_flag = threading.Event()
-    previous = None
-    if threading.current_thread() is threading.main_thread():
-        def on_term(signum, _frame):
-            stop_flag.set()
-            raise RunAborted(f"received {signal.Signals(signum).name}")
-        previous = signal.signal(signal.SIGTERM, on_term)
-    status = "complete"
-    try:
-        for system in systems:
-            result = _run_system(folder, params, system, resolved, stop_flag, system_plans[system["label"]],
-                                 scratch, data)
-            if result["status"] != "complete":
-                print(f"[{result['label']}] {result['status']}: {result['error']}", file=sys.stderr, flush=True)
-            if result["status"] == "aborted":
-                status = "aborted"
-                break
-            if result["status"] == "failed" and params["supervision"]["on_failure"] == "stop":
-                folder.manifest["stopped"] = (f"The run stopped after {result['label']} failed "
-                                              "(supervision.on_failure: stop); the systems after it did not run.")
-                print(f"enginebench: {folder.manifest['stopped']}", file=sys.stderr, flush=True)
-                break
-    except KeyboardInterrupt:
-        stop_flag.set()
-        status = "aborted"
-        raise RunAborted(f"interrupted; what was measured is kept in {folder.path}") from None
-    except Exception as exc:  # e.g. a cgroup could not be created: the run is failed, and says why
-        status = "failed"
-        folder.manifest["error"] = f"{type(exc).__name__}: {exc}"
-        raise
-    finally:
-        if status != "aborted" and any(r["status"] != "complete" for r in folder.systems.values()):
-            status = "failed"
-        scratch.remove(keep=bool(params.get("keep_data")))
-        folder.finish(status)
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
-    return folder.path
+    return Prepared(params, resolved, systems, system_plans, banner, plan.describe(), data)
+
+
+def _run_in_order(folder: RunFolder, prepared: Prepared, stop_flag: threading.Event, scratch) -> str:
+    """Each system in turn; the run's status. A failed system stops the run or not as
+    supervision.on_failure says; an aborted one always does."""
+    params = prepared.params
+    for system in prepared.systems:
+        result = _run_system(folder, params, system, prepared.resolved, stop_flag,
+                             prepared.system_plans[system["label"]], scratch, prepared.data)
+        if result["status"] != "complete":
+            print(f"[{result['label']}] {result['status']}: {result['error']}", file=sys.stderr, flush=True)
+        if result["status"] == "aborted":
+            return "aborted"
+        if result["status"] == "failed" and params["supervision"]["on_failure"] == "stop":
+            folder.manifest["stopped"] = (f"The run stopped after {result['label']} failed "
+                                          "(supervision.on_failure: stop); the systems after it did not run.")
+            print(f"enginebench: {folder.manifest['stopped']}", file=sys.stderr, flush=True)
+            break
+    return "complete"
 
 
 def _clear_dead_runs() -> None:

@@ -9,6 +9,7 @@ cgroups, puts back a throttle slice it changed (resources/slice.py), and deletes
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -70,9 +71,21 @@ class Scratch:
         return json.loads((self.path / OWNER).read_text())
 
     def _write(self, owner: dict) -> None:
+        text = json.dumps(owner)
         tmp = self.path / f"{OWNER}.tmp"
-        tmp.write_text(json.dumps(owner))
-        tmp.replace(self.path / OWNER)
+        try:
+            tmp.write_text(text)
+            tmp.replace(self.path / OWNER)
+        except OSError as exc:
+            if exc.errno != errno.ENOSPC:
+                raise
+            # The system's data filled the disk this folder is on: overwrite the owner file in
+            # place, in the block it already holds (it stays far under one block), so the record
+            # of what to clean up survives the very fault it is for.
+            tmp.unlink(missing_ok=True)
+            with open(self.path / OWNER, "r+") as fh:
+                fh.write(text)
+                fh.truncate()
 
 
 def _owner(folder: Path) -> dict | None:
