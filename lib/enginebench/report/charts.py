@@ -97,7 +97,7 @@ def per_op_bars(table: pl.DataFrame, title: str) -> alt.Chart:
     data = alt.Data(values=long)
     return (alt.Chart(data, title=heading)
             .mark_bar()
-            .encode(x=alt.X("system:N", title=None, axis=alt.Axis(labelAngle=-30)),
+            .encode(x=alt.X("system:N", title=None, axis=alt.Axis(labelAngle=-30), sort=table["system"].to_list()),
                     y=alt.Y("value:Q", title=None),
                     color=palette.color("system", table["system"].to_list(), legend=False),
                     column=alt.Column("metric:N", title=None, sort=[n for _, n in METRICS if n in shown]),
