@@ -6,6 +6,7 @@ unknown names), and the executed notebook is converted to a static HTML page.
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
@@ -14,6 +15,7 @@ from typing import NamedTuple
 
 from .params import load_params
 from .paths import repo_root, reports_dir
+from .report import export
 
 KERNEL = "enginebench"
 
@@ -45,15 +47,16 @@ def to_html(executed: Path, html_path: Path) -> None:
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_all_outputs_tags = {"hide-output"}
     config.TagRemovePreprocessor.remove_cell_tags = {NBVAL_ONLY_TAG}
-    exporter = HTMLExporter(config=config, exclude_input=True, exclude_input_prompt=True,
-                            exclude_output_prompt=True)
+    # "basic": the cells without JupyterLab's style sheets; report/export.py adds the little CSS used.
+    exporter = HTMLExporter(config=config, template_name="basic", exclude_input=True,
+                            exclude_input_prompt=True, exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
-    html_path.write_text(strip_remote_scripts(body))
+    html_path.write_text(export.page(export.swap_charts(strip_remote_scripts(body)), title=executed.stem))
 
 
 def strip_remote_scripts(page: str) -> str:
     """The page must render offline: drop the template's CDN scripts (MathJax, require.js), which
-    no report cell needs (charts are embedded PNGs, tables plain HTML)."""
+    no report cell needs (charts are embedded images, tables plain HTML)."""
     return re.sub(r"<script[^>]*\bsrc=[\"']https?://[^>]*>\s*</script>", "", page)
 
 
@@ -113,7 +116,26 @@ def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_d
     finally:
         # Even a failed execution leaves a notebook whose error cells say what went wrong.
         if executed.exists():
-            to_html(executed, html_path)
-            shutil.copy2(executed, Path(run_dir) / "report.ipynb")
-            shutil.copy2(html_path, Path(run_dir) / "report.html")
+            publish(executed, html_path, Path(run_dir))
     return Report(html_path, Path(run_dir))
+
+
+def publish(executed: Path, html_path: Path, run_dir: Path) -> None:
+    """The report twice: reports/<exp>.html and <run>/report.html (links to the run's files
+    pointed at the run folder from each), the executed notebook, and the run's summary.json."""
+    from .report.rundata import load_run
+    from .report.summary import write_summary
+    to_html(executed, run_dir / "report.html")
+    page = (run_dir / "report.html").read_text()
+    html_path.write_text(point_run_files(page, os.path.relpath(run_dir, html_path.parent)))
+    shutil.copy2(executed, run_dir / "report.ipynb")
+    write_summary(load_run(run_dir), executed)
+
+
+def point_run_files(page: str, run_folder: str) -> str:
+    """Links to the run's files (html.RUN_FILE_CLASS), relative to the run folder in the page,
+    made relative to a page written elsewhere."""
+    from .report.html import RUN_FILE_CLASS
+    # nbconvert re-serialises HTML outputs, so the quotes may be either kind.
+    return re.sub(rf"""(class=(['"]){RUN_FILE_CLASS}\2 href=(['"]))([^'"]+)""",
+                  lambda m: m.group(1) + Path(run_folder, m.group(4)).as_posix(), page)
