@@ -148,8 +148,8 @@ def alt_text(spec: dict) -> str:
         pieces.append(_title_text(part.get("title")))
         encoding = part.get("encoding") or {}
         x, y = ((encoding.get(k) or {}).get("title") or (encoding.get(k) or {}).get("field") for k in ("x", "y"))
-        if x or y:
-            axes.append(f"{y or 'values'} against {x or 'categories'}")
+        if x and y:  # a layer with one channel (a rule at a mean) adds nothing a reader needs
+            axes.append(f"{y} against {x}")
         facet = part.get("facet") if isinstance(part.get("facet"), dict) else {}
         for key in ("row", "column"):
             field = (encoding.get(key) or facet.get(key) or {}).get("field")

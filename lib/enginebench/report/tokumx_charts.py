@@ -15,6 +15,9 @@ def _in_fitting_unit(series: pl.DataFrame) -> tuple[pl.DataFrame, str]:
     return series.with_columns((pl.col("minutes") * 60 / divisor).alias("elapsed")), unit
 
 
+INTERVAL_KINDS = {False: "at or above half the mean", True: "dip: below half the mean"}
+
+
 def insert_rate_chart(series: pl.DataFrame, interval_s: float) -> alt.FacetChart | None:
     """Insert rate per interval, one panel per system, the dips (below half the mean) marked red
     and half the mean drawn dashed, as the post read its ClusterControl opcounter graphs."""
@@ -25,16 +28,21 @@ def insert_rate_chart(series: pl.DataFrame, interval_s: float) -> alt.FacetChart
     line = base.mark_line(color="#4c78a8").encode(y=alt.Y("insert_rate:Q", title=f"docs/s per {interval_s:g}-s interval"))
     marks = base.mark_point(filled=True, size=40).encode(
         y="insert_rate:Q",
-        color=alt.Color("dip:N", title="below half the mean",
-                        scale=alt.Scale(domain=[False, True], range=["#4c78a8", "#d62728"])),
+        color=alt.Color("interval kind:N", title="interval",
+                        scale=alt.Scale(domain=list(INTERVAL_KINDS.values()), range=["#4c78a8", "#d62728"])),
         tooltip=["system:N", "interval:Q", alt.Tooltip("insert_rate:Q", format=",.0f"),
                  alt.Tooltip("write_mb_s:Q", format=",.1f", title="MB/s written")])
     half = alt.Chart().mark_rule(strokeDash=[4, 3], color="#888").encode(y="mean(half_mean):Q")
-    data = alt.Data(values=series.select("system", "interval", "elapsed", "insert_rate", "dip", "half_mean",
-                                         "write_mb_s").to_dicts())
+    # The legend names what a point's colour means, not the column's true/false.
+    series = series.with_columns(pl.col("dip").replace_strict(INTERVAL_KINDS, return_dtype=pl.Utf8)
+                                 .alias("interval kind"))
+    data = alt.Data(values=series.select("system", "interval", "elapsed", "insert_rate", "interval kind",
+                                         "half_mean", "write_mb_s").to_dicts())
     return (alt.layer(line, marks, half, data=data)
             .properties(width=560, height=130)
-            .facet(row=alt.Row("system:N", title=None), title="Insert rate over time (dips marked)")
+            .facet(row=alt.Row("system:N", title=None, sort=series["system"].unique(maintain_order=True).to_list()),
+                   title=alt.TitleParams("Insert rate over time (dips marked)",
+                                         subtitle=["dashed line: half the system's mean rate"]))
             .resolve_scale(y="independent"))
 
 
