@@ -33,10 +33,11 @@ STANDIN_INPUTS := tools/build_standin.sh tools/standin/pom.xml $(shell find tool
 
 .PHONY: setup native setup-legacy standin experiment test test-uri reports compare bench clean notebooks help
 
+# Each experiment's question and timed phases come from its params (lib/enginebench/helptext.py);
+# before `make setup` only the names can be listed.
 help:
-	@echo "make experiment EXP=<name> [SCALE=smoke|default|paper] [TARGET=auto|embedded|mongod|uri] [REPEAT=n]"
-	@echo "make test | test-uri | reports | compare A=<run> B=<run> | bench | clean | setup | setup-legacy | standin"
-	@echo "experiments: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')"
+	@if [ -x "$(PY)" ]; then $(PY) -m enginebench help; else \
+	  echo "make setup first for the full help; experiments: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')"; fi
 
 setup: $(STAMP)
 
@@ -81,8 +82,8 @@ reports: $(STAMP)
 	$(PY) -m enginebench reports
 
 compare: $(STAMP)
-	@if [ -z "$(A)" ] || [ -z "$(B)" ]; then echo "make compare: A=<results folder> B=<results folder> are required" >&2; exit 2; fi
-	$(PY) -m enginebench compare "$(A)" "$(B)"
+	@if [ -z "$(A)" ] || [ -z "$(B)" ]; then echo "make compare: A=<run> B=<run> are required (a results folder, <exp>/<run id> or a run id)" >&2; exit 2; fi
+	@$(PY) -m enginebench compare "$(A)" "$(B)"
 
 bench: native
 	$(PY) -m enginebench bench

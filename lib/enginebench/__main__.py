@@ -6,6 +6,7 @@ import json
 import sys
 
 from .params import SCALES, ParamsError, experiments, load_params
+from .summary import run_summary
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -18,13 +19,14 @@ def main(argv: list[str] | None = None) -> int:
     r.add_argument("exp")
     r.add_argument("--scale", default="default", choices=SCALES)
     r.add_argument("--target", default="auto")
-    e = sub.add_parser("experiment", help="run an experiment's notebook into reports/<exp>.html")
+    e = sub.add_parser("experiment", help="run an experiment and render its report into the run's folder")
     e.add_argument("exp")
     e.add_argument("--scale", default="default", choices=SCALES)
     e.add_argument("--target", default="auto")
     e.add_argument("--run-dir", default="", help="report this results folder instead of running")
     e.add_argument("--repeat", type=int, default=1, help="run n times; the report shows the spread")
     sub.add_parser("experiments", help="list the experiments")
+    sub.add_parser("help", help="the commands, variables and experiments with their questions and times")
     sub.add_parser("reports", help="write reports/index.html over all runs")
     c = sub.add_parser("compare", help="compare two runs: differences and headline ratios")
     c.add_argument("a")
@@ -46,7 +48,7 @@ def main(argv: list[str] | None = None) -> int:
             except RunAborted as exc:
                 print(f"enginebench: aborted: {exc}", file=sys.stderr)
                 return 130
-            print(f"report: {report.page}")
+            print(run_summary(report.run_dir, report.page))
             manifest = json.loads((report.run_dir / "manifest.json").read_text())
             if manifest["status"] != "complete":
                 print(f"enginebench: the run's status is {manifest['status']}; the report says what happened",
@@ -62,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "bench":
             from .bench import main as bench
             bench()
+        elif args.command == "help":
+            from .helptext import help_text
+            print(help_text())
         elif args.command == "experiments":
             print("\n".join(experiments()))
         elif args.command == "run":
@@ -72,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"enginebench: aborted: {exc}", file=sys.stderr)
                 return 130
             manifest = json.loads((path / "manifest.json").read_text())
-            print(f"{manifest['status']}: {path}")
+            print(run_summary(path, None))
             _say_why(manifest)
             return 0 if manifest["status"] == "complete" else 1
     except (ParamsError, RuntimeError, ValueError) as exc:

@@ -20,6 +20,7 @@ import sys
 import threading
 from pathlib import Path
 
+from .fidelity import departures
 from .metrics.sampler import device_of
 from .resources import space
 from .resources.profiles import ResourcePlan, SystemResources, plan_resources
@@ -123,6 +124,7 @@ def run(exp: str, scale: str = "default", target: str = "auto", repeat: dict | N
     plan = plan_resources(params)
     system_plans = {s["label"]: plan_resources(params, s) for s in params["systems"]}
     banner = list(dict.fromkeys(plan.banner() + [line for p in system_plans.values() for line in p.banner()]))
+    banner += departures(params, resolved["kind"])  # where this run is not the post's setting
     # How big each system's data gets (resources/space.py), where it is kept on this machine.
     data = None if resolved["kind"] == "uri" else space.data_estimate(
         build_workload(params["workload"]["name"], params["workload"]), load_threads(params))

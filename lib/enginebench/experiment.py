@@ -51,7 +51,9 @@ def to_html(executed: Path, html_path: Path) -> None:
     exporter = HTMLExporter(config=config, template_name="basic", exclude_input=True,
                             exclude_input_prompt=True, exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
-    html_path.write_text(export.page(export.swap_charts(strip_remote_scripts(body)), title=executed.stem))
+    from .report.contents import finish_page
+    page = export.page(export.swap_charts(strip_remote_scripts(body)), title=executed.stem)
+    html_path.write_text(finish_page(page))
 
 
 def strip_remote_scripts(page: str) -> str:
@@ -60,8 +62,20 @@ def strip_remote_scripts(page: str) -> str:
     return re.sub(r"<script[^>]*\bsrc=[\"']https?://[^>]*>\s*</script>", "", page)
 
 
+def local_kernel_manager():
+    """The notebook's kernel runs on this machine: its channels are Unix sockets (IPC) rather than
+    TCP ports, so no port is opened and ipykernel has no unencrypted-TCP warning to print at the
+    end of every run."""
+    from jupyter_client import AsyncKernelManager
+    from traitlets import CaselessStrEnum
+
+    class LocalKernelManager(AsyncKernelManager):
+        transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+    return LocalKernelManager
+
+
 class Report(NamedTuple):
-    page: Path      # reports/<exp>.html
+    page: Path      # the run's own report: <run folder>/report.html
     run_dir: Path   # the results folder it was made from
 
 
@@ -106,30 +120,42 @@ def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_d
         from .driver import run
         run_dir = str(run(exp, scale, target))
     parameters = {"exp": exp, "scale": scale, "target": target, "run_dir": run_dir}
-    out_dir = reports_dir()
-    out_dir.mkdir(parents=True, exist_ok=True)
-    executed = out_dir / f"{exp}.ipynb"
-    html_path = out_dir / f"{exp}.html"
+    # The report is the run's own, kept in its folder: a later run never replaces it.
+    executed, html_path = Path(run_dir) / "report.ipynb", Path(run_dir) / "report.html"
     try:
         papermill.execute_notebook(str(notebook), str(executed), parameters=parameters, kernel_name=KERNEL,
-                                   cwd=str(notebook.parent), progress_bar=False, log_output=True)
+                                   cwd=str(notebook.parent), progress_bar=False, log_output=True,
+                                   kernel_manager_class=local_kernel_manager())
     finally:
         # Even a failed execution leaves a notebook whose error cells say what went wrong.
         if executed.exists():
-            publish(executed, html_path, Path(run_dir))
+            to_html(executed, html_path)
+            write_summary(executed, Path(run_dir))
+            publish_if_latest_complete(exp, Path(run_dir), html_path)
     return Report(html_path, Path(run_dir))
 
 
-def publish(executed: Path, html_path: Path, run_dir: Path) -> None:
-    """The report twice: reports/<exp>.html and <run>/report.html (links to the run's files
-    pointed at the run folder from each), the executed notebook, and the run's summary.json."""
+def write_summary(executed: Path, run_dir: Path) -> None:
+    """summary.json beside the report: headline numbers and the verdicts the page showed."""
     from .report.rundata import load_run
-    from .report.summary import write_summary
-    to_html(executed, run_dir / "report.html")
-    page = (run_dir / "report.html").read_text()
-    html_path.write_text(point_run_files(page, os.path.relpath(run_dir, html_path.parent)))
-    shutil.copy2(executed, run_dir / "report.ipynb")
-    write_summary(load_run(run_dir), executed)
+    from .report import summary
+    summary.write_summary(load_run(run_dir), executed)
+
+
+def publish_if_latest_complete(exp: str, run_dir: Path, html_path: Path) -> bool:
+    """reports/<exp>.html is a copy of the newest complete run's report: a failed, aborted or
+    older run (RUN= re-renders any) leaves it as it is. Its links to the run's files are pointed
+    at the run folder from there."""
+    from .report.runs import newest_complete
+    siblings = [p for p in run_dir.parent.iterdir() if (p / "manifest.json").is_file()]
+    if newest_complete(siblings) != run_dir:
+        return False
+    out_dir = reports_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    copy = out_dir / f"{exp}.html"
+    copy.write_text(point_run_files(html_path.read_text(), os.path.relpath(run_dir, out_dir)))
+    shutil.copystat(html_path, copy)
+    return True
 
 
 def point_run_files(page: str, run_folder: str) -> str:

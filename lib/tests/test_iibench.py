@@ -22,6 +22,41 @@ def test_documents_follow_the_java_client():
     assert len(doc["cf1"]) == 1000 and doc["cf1"].endswith("a" * 500) and doc["cf1"][:500].isalpha()
 
 
+def test_char_field_letters_are_a_4mib_random_pool():
+    """mdcallag/iibench-mongodb@02b4190 src/jmongoiibench.java: 4*1024*1024 random letters, not a
+    short repeated pattern (which a compressor would find): no 64 KiB period, and letters drawn
+    uniformly from 26 compress no better than log2(26)/8 of their bytes."""
+    import zlib
+    letters = IIBench(Params(max_rows=100)).random_letters
+    assert len(letters) == 4 << 20 and set(letters) == set(b"abcdefghijklmnopqrstuvwxyz")
+    assert letters[:1 << 16] != letters[1 << 16:2 << 16]
+    assert len(zlib.compress(letters, 9)) / len(letters) > 0.58
+
+
+def test_nslow_comes_from_the_server_or_says_it_is_per_client_call(embedded_store):
+    bench = IIBench(Params(max_rows=100))
+    bench.setup(embedded_store)
+    events = []
+    bench.after_load(embedded_store, events.append)
+    assert events == [{"event": "slow_ops", "op": "INSERT", "threshold_ms": 2000, "source": "client",
+                       "why": "an embedded engine has no server"}]
+
+
+def test_report_says_where_nslow_comes_from_and_the_limit_of_4(tmp_path):
+    from enginebench.report.rundata import RunData
+    systems = [{"label": "wt", "role": "btree", "engine": "wiredtiger"},
+               {"label": "rx", "role": "lsm", "engine": "rocksdb"}]
+    manifest = {"params": {"workload": {"name": "iibench", "query_limit": 4, "slow_threshold_s": 2.0},
+                           "systems": systems},
+                "systems": {"wt": {"status": "complete", "slow_ops": {"source": "server", "count": 3,
+                                                                      "profile_full": False}},
+                            "rx": {"status": "complete", "slow_ops": None}}}
+    lines = ib.method_lines(RunData(tmp_path, manifest, pl.DataFrame(), pl.DataFrame(), pl.DataFrame()))
+    assert lines[0].startswith("Nslow (wt): the server's count of inserts of at least 2 s")
+    assert lines[1].startswith("Nslow (rx): insert calls of at least 2 s as the client timed each call")
+    assert lines[2].startswith("Each query reads at most 4 documents, as in the post's command line")
+
+
 def test_writers_split_the_rows_in_whole_batches():
     cfg = Params(max_rows=1_000_003, docs_per_insert=10)
     assert cfg.per_writer(10) == 100_000 and cfg.total_docs(10) == 1_000_000

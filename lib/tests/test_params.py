@@ -68,7 +68,8 @@ def test_misspelt_key_names_file_key_and_allowed_keys(scratch_params):
 
 def test_misspelt_engine_option_lists_that_engines_options(scratch_params):
     scratch_params(lambda raw: raw["systems"][0]["options"].update(cache_sise_mb=1))
-    with pytest.raises(ParamsError, match=r"systems\.0: options\.cache_sise_mb: unknown key for engine wiredtiger; allowed keys: .*cache_size_mb"):
+    with pytest.raises(ParamsError, match=r"line \d+: systems\[wt\.op0\]: options\.cache_sise_mb: unknown key for engine wiredtiger; "
+                                          r"did you mean 'cache_size_mb'\? allowed keys: .*cache_size_mb"):
         load_params("linkbench_cached", "paper")
 
 
@@ -80,13 +81,13 @@ def test_wrong_type_and_impossible_values(scratch_params):
 
 def test_impossible_value_and_literal(scratch_params):
     scratch_params(lambda raw: raw["systems"][1].update(engine="mmapv2"))
-    with pytest.raises(ParamsError, match=r"systems\.1\.engine: 'mmapv2' is not allowed; allowed values: 'wiredtiger', 'rocksdb' or 'lmdb'"):
+    with pytest.raises(ParamsError, match=r"systems\[wt\.op1\]\.engine: 'mmapv2' is not allowed; allowed values: 'wiredtiger', 'rocksdb' or 'lmdb'"):
         load_params("linkbench_cached", "paper")
 
 
 def test_an_error_in_another_scale_is_reported_too(scratch_params):
     scratch_params(lambda raw: raw["scales"]["smoke"]["phases"]["measure"].update(duration_s=0))
-    with pytest.raises(ParamsError, match=r"\[scale smoke\]: phases\.measure\.duration_s"):
+    with pytest.raises(ParamsError, match=r"\[scale smoke\]: line \d+: scales\.smoke\.phases\.measure\.duration_s"):
         load_params("linkbench_cached", "default")
 
 
@@ -126,7 +127,7 @@ def test_mongod_target_without_binary_fails_at_once(monkeypatch):
 
 def test_misspelt_workload_key_lists_that_workloads_keys(scratch_params):
     scratch_params(lambda raw: raw["workload"].update(maxid=5))
-    with pytest.raises(ParamsError, match=r"workload\.maxid: unknown key; allowed keys: .*maxid1"):
+    with pytest.raises(ParamsError, match=r"workload\.maxid: unknown key; did you mean 'maxid1'\? allowed keys: .*maxid1"):
         load_params("linkbench_cached", "paper")
 
 
@@ -158,7 +159,7 @@ def test_an_experiment_name_changed_by_one_scale_is_refused(scratch_params):
 
 @pytest.mark.parametrize("supervision,expected", [
     ({"on_failure": "retry"}, r"supervision\.on_failure: 'retry' is not allowed; allowed values: 'next_system' or 'stop'"),
-    ({"hung_floor": 5}, r"supervision\.hung_floor: unknown key; allowed keys: hung_floor_s, hung_intervals, "
+    ({"hung_floor": 5}, r"supervision\.hung_floor: unknown key; did you mean 'hung_floor_s'\? allowed keys: hung_floor_s, hung_intervals, "
                         r"on_failure, step_s"),
     ({"hung_intervals": 0.5}, r"supervision\.hung_intervals: .*greater than or equal to 1"),
 ])
@@ -181,7 +182,7 @@ def test_supervision_keys_are_checked_with_their_allowed_values(scratch_params, 
      r"phases\.measure\.duration_s: required by the sysbench family"),
     ("linkbench_cached", lambda raw: raw["phases"]["measure"].update(threads=[1, 2]),
      r"phases\.measure\.threads: the linkbench family takes one thread count, not a list"),
-    ("tokumx_read", lambda raw: raw["phases"]["measure"].update(threads=4),
+    ("tokumx_concurrency", lambda raw: raw["phases"]["measure"].update(threads=4),
      r"phases\.measure\.threads: the tokumx family takes a list of client counts"),
 ])
 def test_phases_a_family_does_not_read_are_refused(tmp_path, monkeypatch, exp, mutate, message):
@@ -226,3 +227,84 @@ def test_extends_and_merge_errors(tmp_path, monkeypatch, files, message):
     monkeypatch.setattr(loader, "params_dir", lambda: tmp_path)
     with pytest.raises(ParamsError, match=message):
         load_params("a", "smoke")
+
+
+def _edit_line(path: Path, old: str, new: str) -> int:
+    """Replace `old` on the one line that holds it; that line's number (1-based)."""
+    lines = path.read_text().splitlines(keepends=True)
+    (number,) = [i for i, line in enumerate(lines) if old in line]
+    lines[number] = lines[number].replace(old, new)
+    path.write_text("".join(lines))
+    return number + 1
+
+
+def _copy_params(tmp_path, monkeypatch, *names):
+    for name in names:
+        (tmp_path / f"{name}.yaml").write_text((ROOT / "params" / f"{name}.yaml").read_text())
+    monkeypatch.setattr(loader, "params_dir", lambda: tmp_path)
+
+
+def test_a_misspelt_key_under_scales_gives_its_line_real_path_and_a_suggestion(tmp_path, monkeypatch):
+    _copy_params(tmp_path, monkeypatch, "linkbench_cached")
+    line = _edit_line(tmp_path / "linkbench_cached.yaml", "phases: {load: {threads: 2, interval_s: 10}",
+                      "phases: {lode: {threads: 2, interval_s: 10}")
+    with pytest.raises(ParamsError) as err:
+        load_params("linkbench_cached", "smoke")  # the default scale's block is wrong: it is checked too
+    assert str(err.value) == (
+        f"{tmp_path / 'linkbench_cached.yaml'} [scale default]: line {line}: scales.default.phases.lode: unknown key; "
+        "did you mean 'load'? allowed keys: cold_start, load, max_errors, measure, quiesce_s, rate_sweep")
+
+
+def test_a_systems_error_names_the_label_and_the_line_of_the_block_that_set_it(tmp_path, monkeypatch):
+    _copy_params(tmp_path, monkeypatch, "linkbench_cached")
+    line = _edit_line(tmp_path / "linkbench_cached.yaml", "{label: rx.op1, options: {cache_size_mb: 64,",
+                      "{label: rx.op1, options: {cache_size_mb: -5,")
+    with pytest.raises(ParamsError) as err:
+        load_params("linkbench_cached", "paper")
+    message = str(err.value)
+    assert f"[scale smoke]: line {line}: scales.smoke.systems[rx.op1]: options.cache_size_mb:" in message
+    assert "systems.1" not in message
+
+
+def test_an_error_in_an_extended_file_names_that_file_and_line(tmp_path, monkeypatch):
+    _copy_params(tmp_path, monkeypatch, "linkbench_uncached_disk", "linkbench_uncached_ssd")
+    base = tmp_path / "linkbench_uncached_disk.yaml"
+    line = _edit_line(base, "  quiesce_s: 60", "  quiesce_secs: 60")
+    with pytest.raises(ParamsError) as err:
+        load_params("linkbench_uncached_ssd", "paper")
+    message = str(err.value)
+    assert message.startswith(f"{tmp_path / 'linkbench_uncached_ssd.yaml'} [scale smoke]: {base} line {line} "
+                              "(extended by this file): phases.quiesce_secs: unknown key; did you mean 'quiesce_s'?")
+
+
+def test_several_problems_are_listed_one_a_line_each_with_its_line(tmp_path, monkeypatch):
+    _copy_params(tmp_path, monkeypatch, "linkbench_cached")
+    path = tmp_path / "linkbench_cached.yaml"
+    first = _edit_line(path, "  link_type_count: 2", "  link_types: 2")
+    second = _edit_line(path, "{label: rx.op1, role: lsm, engine: rocksdb,", "{label: rx.op1, role: lsm, engine: rocks,")
+    with pytest.raises(ParamsError) as err:
+        load_params("linkbench_cached", "paper")
+    lines = str(err.value).splitlines()
+    assert lines[0] == f"{path} [scale smoke]:"  # every scale is checked, smoke first
+    assert lines[1].startswith(f"  line {first}: workload.link_types: unknown key; did you mean 'link_type_count'?")
+    assert lines[2].startswith(f"  line {second}: systems[rx.op1].engine: 'rocks' is not allowed; "
+                               "did you mean 'rocksdb'?")
+
+
+def test_a_misspelt_experiment_or_scale_gets_a_suggestion():
+    with pytest.raises(ParamsError, match="did you mean 'linkbench_cached'"):
+        load_params("linkbench_cahced")
+    with pytest.raises(ParamsError, match="did you mean 'smoke'"):
+        load_params("linkbench_cached", "smok")
+
+
+def test_a_key_under_scales_in_an_extended_file_names_that_file_line_and_scale_block(tmp_path, monkeypatch):
+    _copy_params(tmp_path, monkeypatch, "linkbench_uncached_disk", "linkbench_uncached_ssd")
+    base = tmp_path / "linkbench_uncached_disk.yaml"
+    line = _edit_line(base, "phases: {load: {threads: 2, interval_s: 1}, quiesce_s: 0.2,",
+                      "phases: {load: {threads: 2, interval_s: 1}, quiesce_sec: 0.2,")
+    with pytest.raises(ParamsError) as err:
+        load_params("linkbench_uncached_ssd", "paper")
+    assert str(err.value).startswith(
+        f"{tmp_path / 'linkbench_uncached_ssd.yaml'} [scale smoke]: {base} line {line} (extended by this file): "
+        "scales.smoke.phases.quiesce_sec: unknown key; did you mean 'quiesce_s'?")

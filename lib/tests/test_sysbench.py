@@ -3,7 +3,9 @@ import random
 import threading
 
 import polars as pl
+import pytest
 
+from enginebench.params.loader import load_params
 from enginebench.report import sysbench as sb
 from enginebench.workloads.sysbench import Params, Sysbench, digits
 
@@ -12,6 +14,38 @@ def test_documents_match_sysbench():
     rng = random.Random(1)
     c, pad = digits(rng, 10), digits(rng, 5)
     assert len(c) == 119 and len(pad) == 59 and c.count("-") == 9 and c.replace("-", "").isdigit()
+
+
+def test_paper_scale_is_the_posts_dataset():
+    """The post's source page: NUM_COLLECTIONS=640, NUM_DOCUMENTS_PER_COLLECTION=1000000,
+    NUM_WRITER_THREADS=64."""
+    p = load_params("sysbench_cgroups", "paper")
+    assert (p["workload"]["collections"], p["workload"]["docs_per_collection"]) == (640, 1_000_000)
+    assert p["phases"]["measure"]["threads"] == 64
+
+
+# The post's ~250 GB for 640M documents on MMAP, and the runner's own memory below each limit
+# (the params file's default-scale comment says where both come from).
+POST_BYTES_PER_DOC = 250e9 / 640e6
+RUNNER_OWN_MB = 150
+
+
+def test_default_scale_keeps_the_posts_ratios():
+    paper, default = load_params("sysbench_cgroups", "paper"), load_params("sysbench_cgroups", "default")
+
+    def data_to_memory(p, overhead_mb):
+        w = p["workload"]
+        data_mb = w["collections"] * w["docs_per_collection"] * POST_BYTES_PER_DOC / 2**20
+        return {s["label"].split(".")[-1]: data_mb / (s["memory_limit_mb"] - overhead_mb)
+                for s in p["systems"] if s["role"] == "btree"}
+    post, ours = data_to_memory(paper, 0), data_to_memory(default, RUNNER_OWN_MB)
+    assert post.keys() == ours.keys()
+    for label in post:
+        assert ours[label] == pytest.approx(post[label], rel=0.1), label
+
+    def collections_per_writer(p):
+        return p["workload"]["collections"] / p["phases"]["measure"]["threads"]
+    assert collections_per_writer(default) == collections_per_writer(paper) == 10
 
 
 def test_delete_reinsert_race_is_retried_not_fatal(embedded_store):

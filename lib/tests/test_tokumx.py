@@ -190,3 +190,31 @@ def test_bad_experiment_literal_lists_the_allowed_values(tmp_path, monkeypatch):
     with pytest.raises(ParamsError, match=r"tokumx_read.yaml \[scale smoke\]: workload.experiment: 'reads' is not "
                                           r"allowed; allowed values: 'insert', 'read_update' or 'read'"):
         load_params("tokumx_read", "smoke")
+
+
+@pytest.mark.parametrize("exp", ["tokumx_insert_10m", "tokumx_insert_20m", "tokumx_concurrency", "tokumx_read"])
+def test_the_posts_settings_are_the_defaults(exp):
+    """Seed 004: compression=zlib for all the tests, unacknowledged shell-loop writes, a slow VM
+    disk under the insert tests."""
+    p = load_params(exp, "paper")
+    stand_ins = {s["label"]: s["options"] for s in p["systems"] if s["role"] == "lsm"}
+    assert stand_ins["rx"]["compression"] == "zlib" and stand_ins["wtlsm"]["block_compressor"] == "zstd"
+    assert {s["mongod"]["write_concern"] for s in p["systems"]} == {0}
+    if p["workload"]["experiment"] == "insert":
+        assert p["resources"]["storage"]["profile"] == "disk"
+
+
+def test_the_banner_names_each_departure_from_the_post():
+    from enginebench.fidelity import departures
+    p = load_params("tokumx_insert_10m", "paper")
+    # zstd where this WiredTiger has no zlib: the one departure left at the post's settings.
+    assert departures(p, "mongod") == [
+        "wtlsm (the fractal tree's stand-in) compresses with zstd, not TokuMX's zlib (this WiredTiger has no zlib)."]
+    p["resources"]["storage"]["profile"] = "none"
+    p["systems"][2]["options"]["compression"] = "snappy"
+    p["systems"][1]["mongod"]["write_concern"] = 1
+    lines = departures(p, "uri")
+    assert any(line.startswith("rx (the fractal tree's stand-in) compresses with snappy") for line in lines)
+    assert any(line.startswith("wt: acknowledged writes (w:1)") for line in lines)
+    assert any(line.startswith("No storage profile") for line in lines)
+    assert not any("acknowledged" in line for line in departures(p, "embedded"))  # no client write concern

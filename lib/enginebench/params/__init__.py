@@ -4,7 +4,7 @@ The loader is imported on first use: the schema is built from every family's wor
 and those models import params.phases, which must not pull the schema in while they load."""
 from __future__ import annotations
 
-_FROM_LOADER = ("ParamsError", "experiments", "load_params")
+_FROM_LOADER = ("ParamsError", "experiments", "load_params", "load_every_scale")
 
 
 def __getattr__(name: str):
@@ -17,4 +17,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-__all__ = ["ParamsError", "experiments", "load_params", "SCALES"]
+__all__ = ["ParamsError", "experiments", "load_params", "load_every_scale", "SCALES"]

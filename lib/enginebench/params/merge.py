@@ -13,6 +13,8 @@ from pathlib import Path
 
 import yaml
 
+from .origins import did_you_mean, read_yaml
+
 
 class MergeError(ValueError):
     """A params file cannot be combined with what it overrides; the message says where."""
@@ -42,21 +44,25 @@ def merge_systems(base: list, override: list, where: str) -> list:
     return merged
 
 
-def read_with_extends(path: Path, seen: tuple[Path, ...] = ()) -> dict:
-    """The file's mapping, over the file it `extends:` (a name in the same folder), recursively."""
+def read_with_extends(path: Path, seen: tuple[Path, ...] = ()) -> tuple[dict, dict]:
+    """The file's mapping, over the file it `extends:` (a name in the same folder), recursively;
+    and where each key was written (origins.py), the extending file's origins over its base's."""
     if path in seen:
         raise MergeError(f"{path}: extends: a cycle ({' -> '.join(p.name for p in seen + (path,))})")
     try:
-        raw = yaml.safe_load(path.read_text())
+        raw, origins = read_yaml(path)
     except yaml.YAMLError as exc:
         raise MergeError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(raw, dict):
         raise MergeError(f"{path}: must be a mapping of keys to values")
     parent = raw.pop("extends", None)
+    origins.pop(("extends",), None)
     if parent is None:
-        return raw
+        return raw, origins
     base_path = path.parent / f"{parent}.yaml"
     if not base_path.is_file():
-        known = ", ".join(sorted(p.stem for p in path.parent.glob("*.yaml")))
-        raise MergeError(f"{path}: extends: no params file {parent!r} in {path.parent}; allowed: {known}")
-    return merge(read_with_extends(base_path, seen + (path,)), raw)
+        known = sorted(p.stem for p in path.parent.glob("*.yaml"))
+        raise MergeError(f"{path}: extends: no params file {parent!r} in {path.parent};"
+                         f"{did_you_mean(parent, known)} allowed: {', '.join(known)}")
+    base, base_origins = read_with_extends(base_path, seen + (path,))
+    return merge(base, raw), {**base_origins, **origins}

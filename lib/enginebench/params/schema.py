@@ -14,6 +14,7 @@ from ..engines import ENGINES, NAMES as ENGINE_NAMES
 from ..families import FAMILIES
 from ..mongod.spec import MongodSpec
 from .base import Role, Strict
+from .origins import did_you_mean
 from .phases import Phases, check_use
 
 # Each family's `workload:` model lives with its workload (families.py says where).
@@ -49,7 +50,8 @@ class System(Strict):
             for error in exc.errors():
                 key = "options." + ".".join(str(p) for p in error["loc"])
                 if error["type"] == "extra_forbidden":
-                    problems.append(f"{key}: unknown key for engine {self.engine}; allowed keys: "
+                    problems.append(f"{key}: unknown key for engine {self.engine};"
+                                    f"{did_you_mean(error['loc'][-1], model.model_fields)} allowed keys: "
                                     + ", ".join(sorted(model.model_fields)))
                 else:
                     problems.append(f"{key}: {error['msg']} (got {error.get('input')!r})")

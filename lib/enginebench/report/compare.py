@@ -12,6 +12,7 @@ from ..paths import reports_dir
 from ..results.rundir import settle
 from .html import STYLE, table
 from .rundata import RunData, load_run, phase_summary
+from .runs import find_run
 
 HEADLINES = (("ops_per_s", "ops/s"), ("r_per_op", "r/o"), ("wkb_per_op", "wKB/o"), ("cpu_us_per_op", "cpu/o (us)"),
              ("client_cpu_us_per_op", "client cpu/o (us)"), ("size_du_bytes", "size (du)"))
@@ -58,8 +59,10 @@ def headline_ratios(a: RunData, b: RunData) -> pl.DataFrame:
 
 
 def write_comparison(path_a: str | Path, path_b: str | Path) -> Path:
+    """A and B: results folders, `<exp>/<run id>` or run ids (report/runs.py find_run)."""
+    path_a, path_b = find_run(str(path_a), "A"), find_run(str(path_b), "B")
     for path in (path_a, path_b):  # a `running` run whose driver is gone is compared as died
-        settle(Path(path), "make compare")
+        settle(path, "make compare")
     a, b = load_run(path_a), load_run(path_b)
     warning = ""
     if a.manifest["experiment"] != b.manifest["experiment"]:

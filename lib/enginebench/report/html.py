@@ -8,6 +8,7 @@ import re
 import urllib.parse
 from datetime import datetime
 
+import numpy as np
 import polars as pl
 
 from ..results.calibration import drift
@@ -25,8 +26,25 @@ STYLE = """<style>
 .eb-side {display: flex; gap: 28px; flex-wrap: wrap; align-items: flex-start}
 .eb-holds {color: #176b3a; font-weight: 600} .eb-fails {color: #a3161b; font-weight: 600}
 .eb-na {color: #666}
+.eb-question, .eb-answer, .eb-scale {font: 15px/1.45 system-ui, sans-serif; margin: 6px 0; max-width: 62em}
+.eb-answer {font-size: 16px; border-left: 4px solid #36c; padding-left: 10px}
+.eb-toc {font: 14px system-ui, sans-serif; margin: 10px 0 16px}
+.eb-toc ul {display: flex; flex-wrap: wrap; gap: 4px 18px; list-style: none; padding: 0; margin: 4px 0}
 .eb-csv {font-weight: 400; font-size: 11px; margin-left: 8px; color: #36c}
 </style>"""
+
+
+def number(value: float) -> str:
+    """A measured number as people read one: whole above 100 (with thousands separators), one
+    decimal from 10, three significant digits below, never in exponent notation."""
+    size = abs(round(value, 1))  # 99.96 reads as 100, not 100.0
+    if size >= 100:
+        return f"{value:,.0f}"
+    if size >= 10:
+        return f"{value:.1f}"
+    if size == 0:
+        return "0"
+    return np.format_float_positional(value, precision=3, unique=False, fractional=False, trim="-")
 
 
 def _cell(value) -> str:
@@ -35,9 +53,7 @@ def _cell(value) -> str:
     if isinstance(value, float):
         if value != value:  # NaN
             return "n/a"
-        if abs(value) >= 1000:
-            return f"{value:,.0f}"
-        return f"{value:.3g}" if abs(value) < 10 else f"{value:.1f}"
+        return number(value)
     if isinstance(value, int) and not isinstance(value, bool):
         return f"{value:,}"
     return html.escape(str(value))

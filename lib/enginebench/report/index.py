@@ -1,8 +1,8 @@
-"""reports/index.html: every experiment's latest run, its claim verdicts, links to all its runs."""
+"""reports/index.html: per experiment and scale, the latest complete run with its claim verdicts,
+and every other run linked with its status (a failed run never stands in for a complete one)."""
 from __future__ import annotations
 
 import html
-import json
 import os
 from pathlib import Path
 
@@ -13,7 +13,7 @@ from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, verdict_counts
 from .html import STYLE
 from . import repeats
 from .rundata import load_run
-
+from .runs import manifest_of, newest_complete, runs_by_experiment
 
 
 def claims_for(run) -> dict | None:
@@ -23,20 +23,67 @@ def claims_for(run) -> dict | None:
     return verdict_counts(repeats.claims(run, family.report_module().claims_table))
 
 
-def runs_by_experiment(base: Path) -> dict[str, list[Path]]:
-    out = {}
-    if not base.is_dir():
-        return out
-    for exp_dir in sorted(p for p in base.iterdir() if p.is_dir() and p.name != "bench"):
-        runs = sorted((p for p in exp_dir.iterdir() if (p / "manifest.json").exists()), key=lambda p: p.name, reverse=True)
-        if runs:
-            out[exp_dir.name] = runs
-    return out
-
-
 def _link(target: Path, text: str, out_dir: Path) -> str:
     rel = os.path.relpath(target, out_dir)
     return f"<a href='{html.escape(rel)}'>{html.escape(text)}</a>"
+
+
+def rows_by_scale(runs: list[Path]) -> list[tuple[str, Path | None, list[Path]]]:
+    """Per scale, in the order smoke, default, paper: the newest complete run (None if none
+    completed) and every run at that scale, newest first."""
+    by_scale: dict[str, list[Path]] = {}
+    for run in runs:
+        by_scale.setdefault(manifest_of(run).get("scale", "?"), []).append(run)
+    order = {name: i for i, name in enumerate(("smoke", "default", "paper"))}
+    return [(scale, newest_complete(scale_runs), scale_runs)
+            for scale, scale_runs in sorted(by_scale.items(), key=lambda item: order.get(item[0], 9))]
+
+
+def _run_link(run: Path, out_dir: Path) -> str:
+    """A run by its id and status, linked to its report, or to its manifest when it has none."""
+    status = manifest_of(run).get("status", "?")
+    report = run / "report.html"
+    if report.exists():
+        return f"{_link(report, run.name, out_dir)} ({html.escape(status)})"
+    return f"{html.escape(run.name)} ({html.escape(status)}; no report: {_link(run / 'manifest.json', 'manifest', out_dir)})"
+
+
+def _others(shown: Path | None, scale_runs: list[Path], out_dir: Path) -> str:
+    """The runs at this scale other than the one shown, newest first, each with its status; a
+    newer run that did not complete is named first, so a failure is never hidden."""
+    others = [r for r in scale_runs if r != shown]
+    return " ".join(_run_link(r, out_dir) for r in others) or "none"
+
+
+def _row(exp: str, scale: str, complete: Path | None, scale_runs: list[Path], out_dir: Path) -> str:
+    """One experiment at one scale: its newest complete run, or, when none completed, the newest
+    run with its status and no verdicts (they would be a run's that did not finish)."""
+    shown = complete or scale_runs[0]
+    manifest = manifest_of(shown)
+    if complete is None:
+        verdicts = f"none: no run at this scale completed (the latest is {html.escape(manifest.get('status', '?'))})"
+    else:
+        try:
+            counts = claims_for(load_run(shown))
+        except Exception as exc:  # a broken run folder is listed with the reason, not hidden
+            counts = None
+            manifest.setdefault("banner", []).append(f"claims could not be evaluated: {exc}")
+        verdicts = ("not evaluated" if counts is None else
+                    f"<span class='eb-holds'>{counts[HOLDS]} hold</span>, <span class='eb-fails'>{counts[FAILS]} do not hold</span>, "
+                    f"<span class='eb-na'>{counts[NOT_EVALUATED]} not evaluated</span>"
+                    + (f", {counts[INCONCLUSIVE]} inconclusive" if counts[INCONCLUSIVE] else ""))
+    systems = ", ".join(f"{label} ({info.get('status')})" for label, info in manifest.get("systems", {}).items())
+    report = shown / "report.html"
+    report_link = _link(report, "report", out_dir) if report.exists() else "no report rendered"
+    return (f"<tr><td class='text'><b>{html.escape(exp)}</b></td>"
+            f"<td class='text'>{html.escape(complete.name) if complete else 'none complete'}</td>"
+            f"<td class='text'>{html.escape(str(manifest.get('started_at', ''))[:19])}</td>"
+            f"<td class='text'>{html.escape(manifest.get('host', {}).get('hostname', ''))}</td>"
+            f"<td class='text'>{html.escape(scale)}</td>"
+            f"<td class='text'>{html.escape(systems)}</td>"
+            f"<td class='text'>{html.escape(manifest.get('status', ''))}</td>"
+            f"<td class='text'>{verdicts}</td><td class='text'>{report_link}</td>"
+            f"<td class='text'>{_others(complete, scale_runs, out_dir)}</td></tr>")
 
 
 def write_index(out: Path | None = None) -> Path:
@@ -46,38 +93,16 @@ def write_index(out: Path | None = None) -> Path:
     rows = []
     settle_all("make reports")  # a `running` run whose driver is gone is shown as died, not as going on
     for exp, runs in runs_by_experiment(results_dir()).items():
-        latest = runs[0]
-        manifest = json.loads((latest / "manifest.json").read_text())
-        try:
-            counts = claims_for(load_run(latest))
-        except Exception as exc:  # a broken run folder is listed with the reason, not hidden
-            counts = None
-            manifest.setdefault("banner", []).append(f"claims could not be evaluated: {exc}")
-        systems = ", ".join(f"{label} ({info.get('status')})" for label, info in manifest.get("systems", {}).items())
-        report = latest / "report.html"
-        report_link = _link(report, "report", out_dir) if report.exists() else "no report rendered"
-        earlier = " ".join(_link(r / "report.html" if (r / "report.html").exists() else r / "manifest.json",
-                                 r.name, out_dir) for r in runs[1:]) or "none"
-        verdicts = ("not evaluated" if counts is None else
-                    f"<span class='eb-holds'>{counts[HOLDS]} hold</span>, <span class='eb-fails'>{counts[FAILS]} do not hold</span>, "
-                    f"<span class='eb-na'>{counts[NOT_EVALUATED]} not evaluated</span>"
-                    + (f", {counts[INCONCLUSIVE]} inconclusive" if counts[INCONCLUSIVE] else ""))
-        rows.append(f"<tr><td class='text'><b>{html.escape(exp)}</b></td>"
-                    f"<td class='text'>{html.escape(latest.name)}</td>"
-                    f"<td class='text'>{html.escape(str(manifest.get('started_at', ''))[:19])}</td>"
-                    f"<td class='text'>{html.escape(manifest.get('host', {}).get('hostname', ''))}</td>"
-                    f"<td class='text'>{html.escape(manifest.get('scale', ''))}</td>"
-                    f"<td class='text'>{html.escape(systems)}</td>"
-                    f"<td class='text'>{html.escape(manifest.get('status', ''))}</td>"
-                    f"<td class='text'>{verdicts}</td><td class='text'>{report_link}</td>"
-                    f"<td class='text'>{earlier}</td></tr>")
-    head = "".join(f"<th class='text'>{h}</th>" for h in ("experiment", "latest run", "started (UTC)", "host", "scale",
-                                                         "systems", "status", "claims", "report", "earlier runs"))
+        for scale, complete, scale_runs in rows_by_scale(runs):
+            rows.append(_row(exp, scale, complete, scale_runs, out_dir))
+    head = "".join(f"<th class='text'>{h}</th>" for h in ("experiment", "latest complete run", "started (UTC)", "host",
+                                                         "scale", "systems", "status", "claims", "report",
+                                                         "other runs at this scale"))
     body = "".join(rows) or "<tr><td class='text' colspan='10'>No runs yet: make experiment EXP=...</td></tr>"
     page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>enginebench: results</title>{STYLE}</head>"
             "<body style='font-family: system-ui, sans-serif; margin: 24px'>"
-            "<h1>enginebench results</h1><p>The latest run of every experiment, with its claim verdicts; "
-            "earlier runs are kept and linked.</p>"
+            "<h1>enginebench results</h1><p>The latest complete run of every experiment at each scale, with its "
+            "claim verdicts; every other run is kept and linked with its status.</p>"
             f"<table class='eb-table'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>")
     out.write_text(page)
     return out

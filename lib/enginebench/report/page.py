@@ -6,6 +6,7 @@ so a change to them is made once.
 """
 from __future__ import annotations
 
+from html import escape
 from pathlib import Path
 from typing import Callable
 
@@ -23,9 +24,7 @@ VERDICT_CLASSES = {"holds": "eb-holds", "does not hold": "eb-fails", "not evalua
 
 def experiment_params(exp: str, scale: str) -> dict:
     """The experiment's resolved params; a bad params file fails here, before anything starts."""
-    params = load_params(exp, scale)
-    print(f"{params['title']}: scale {scale}, {len(params['systems'])} systems")
-    return params
+    return load_params(exp, scale)
 
 
 def open_run(exp: str, scale: str, target: str, run_dir: str) -> RunData:
@@ -58,3 +57,51 @@ def show_repeats(run: RunData) -> None:
 
 def show_provenance(run: RunData) -> None:
     display(HTML(html.provenance(run)))
+
+
+# -- the first screen ------------------------------------------------------------------------
+TOC_MARK = "<!-- eb-toc -->"   # experiment.to_html puts the page's contents here
+
+
+def show_header(run: RunData, claims: pl.DataFrame) -> None:
+    """What a reader needs first: which experiment, the question it asks, the answer this run
+    gives (with how far to trust it), what ran at which scale, and the way to the rest."""
+    params = run.manifest["params"]
+    parts = [f"<h1>{escape(params['title'])}</h1>",
+             f"<p class='eb-question'><b>Question.</b> {escape(params.get('question') or '')}</p>",
+             f"<p class='eb-answer'><b>Answer from this run.</b> {escape(answer(run, claims))} "
+             "<a href='#Claims'>Claims</a></p>",
+             f"<p class='eb-scale'><b>Scale.</b> {escape(scale_line(run))}</p>",
+             TOC_MARK]
+    display(HTML("\n".join(parts)))
+
+
+def answer(run: RunData, claims: pl.DataFrame) -> str:
+    """One line: the verdict counts, and the trust the run's conditions allow them."""
+    if claims.is_empty():
+        return "no claim could be evaluated."
+    counts = claims["verdict"].value_counts(sort=True)
+    text = ", ".join(f"{n} {verdict}" for verdict, n in counts.iter_rows())
+    text = f"{len(claims)} claims: {text}."
+    if run.manifest.get("scale") == "smoke":
+        text += " This is the smoke scale: a check that the pipeline runs, not a measurement to draw conclusions from."
+    if run.manifest.get("status") != "complete":
+        text += f" The run is {run.manifest.get('status')}: only what its complete systems measured is judged."
+    return text
+
+
+def scale_line(run: RunData) -> str:
+    """The scale's name and its phases as they ran: the load, the pause, the measured phases."""
+    phases = run.manifest["params"].get("phases") or {}
+    measure = phases.get("measure") or {}
+    threads = measure.get("threads")
+    clients = (f"{', '.join(map(str, threads))} clients in turn" if isinstance(threads, list)
+               else f"{threads} clients")
+    parts = [f"{run.manifest.get('scale')}", f"load with {(phases.get('load') or {}).get('threads')} threads"]
+    if phases.get("cold_start") not in (None, "none"):
+        parts.append(f"cold start ({phases['cold_start']})")
+    if measure.get("duration_s"):
+        intervals = int(measure["duration_s"] // measure["interval_s"])
+        warmup = f" after {measure['warmup_s']:g} s of warm-up" if measure.get("warmup_s") else ""
+        parts.append(f"measured {intervals} x {measure['interval_s']:g} s{warmup} with {clients}")
+    return "; ".join(parts) + "."

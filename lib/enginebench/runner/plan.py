@@ -129,8 +129,10 @@ class Execution:
         return outcome(result)
 
     def _load(self, step: dict) -> str | None:
-        return self._phase("load", self.workload.load(step["threads"]), interval_s=step["interval_s"],
-                           duration_s=None, max_errors=0, accounting=self.workload.load_accounting)
+        status = self._phase("load", self.workload.load(step["threads"]), interval_s=step["interval_s"],
+                             duration_s=None, max_errors=0, accounting=self.workload.load_accounting)
+        self.workload.after_load(self.store, self.emit)
+        return status
 
     def _verify(self, _step: dict, stopped_by: str | None = None) -> None:
         expected, found = self.workload.verify(self.store)

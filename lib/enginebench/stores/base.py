@@ -37,7 +37,7 @@ class IndexSpec:
 
 @dataclass
 class UpdateResult:
-    matched: bool
+    matched: bool | None  # None: an unacknowledged write (w:0) never says whether it matched
     upserted: bool = False
     before: dict | None = None  # the document before the update, when asked for
 

@@ -139,6 +139,8 @@ class MongoStore(Store):
         try:
             if replace is not None:  # an update without operators: a replacement
                 result = coll.replace_one(flt, replace, upsert=upsert, session=self._session())
+                if not result.acknowledged:
+                    return UpdateResult(matched=None)
                 return UpdateResult(matched=result.matched_count == 1, upserted=result.upserted_id is not None)
             if return_before or upsert:
                 before = coll.find_one_and_update(flt, spec, upsert=upsert, session=self._session(),
@@ -147,13 +149,13 @@ class MongoStore(Store):
                     return UpdateResult(matched=False, upserted=upsert)
                 return UpdateResult(matched=True, before=before if return_before else None)
             result = coll.update_one(flt, spec, session=self._session())
-            return UpdateResult(matched=result.matched_count == 1)
+            return UpdateResult(matched=result.matched_count == 1 if result.acknowledged else None)
         except DuplicateKeyError as exc:
             raise DuplicateKey(str(exc)) from exc
 
     def delete(self, collection, index, key, *, where=None) -> bool:
         result = self.db[collection].delete_one(self._filter(collection, index, key, where), session=self._session())
-        return result.deleted_count == 1
+        return result.deleted_count == 1 if result.acknowledged else None
 
     # -- reads ----------------------------------------------------------------------------
     def get(self, collection, index, key):

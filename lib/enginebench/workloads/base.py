@@ -39,6 +39,10 @@ class Workload:
     def size_sample(self) -> list[Worker]:
         return self.load(1)
 
+    def after_load(self, store, emit) -> None:
+        """What the workload reports of the load once it ended (server targets: what the server
+        recorded of it)."""
+
     def verify(self, store) -> tuple[dict, dict]:
         """(expected, found) after the load."""
         raise NotImplementedError

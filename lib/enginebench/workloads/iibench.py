@@ -3,7 +3,9 @@
 Writers insert `purchases_index` documents in batches while one query worker, started after
 `query_begin_docs` inserts, cycles three short "seek into a composite index and scan forward"
 queries back to back, until the writers are done. Every insert call at or above the slow
-threshold (2 s in the post) is counted per interval.
+threshold (2 s in the post) is counted per interval, timed per client call; on a server (this
+module's targets) the server's own count of slow inserts, from its profiler, is reported beside
+it, as the post counted Nslow from the server's log of slow operations.
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ from typing import ClassVar, Literal
 import numpy as np
 from pydantic import Field
 
+from ..mongod import slowops
 from ..params.phases import PhaseUse, WorkloadParams, uses
 from ..stores.base import IndexSpec, Store
 from .base import Workload
@@ -26,6 +29,11 @@ INDEXES = (IndexSpec("marketsegment", (("price", 1), ("customerid", 1))),
            IndexSpec("pdc", (("price", 1), ("dateandtime", 1), ("customerid", 1))))
 INSERT = "INSERT"
 QUERIES = ("QUERY_PDC", "QUERY_MARKETSEGMENT", "QUERY_REGISTERSEGMENT")  # the round-robin order 1, 2, 3
+# The Java client's char fields (mdcallag/iibench-mongodb@02b4190 src/jmongoiibench.java):
+# main() fills randomStringHolder with 4*1024*1024 chars of rand.nextInt(26) + 'a' and
+# compressibleStringHolder with as many 'a's; MyWriter.run() puts in cfN the
+# numUncompressibleCharacters letters at rand.nextInt(randomStringLength - lengthCharFields),
+# then numCompressibleCharacters 'a's: 500 random letters and 500 'a's with the post's settings.
 PAD = 4 << 20  # the 4 MiB random-letter buffer the Java client builds at start
 
 
@@ -86,6 +94,7 @@ class IIBench(Workload):
         self._lock = threading.Lock()
         self.writers_done = threading.Event()
         self.writers = self._writers_left = 0
+        self._server_slow_ops: str | None = "setup has not run"  # why the server does not count
 
     # -- documents ------------------------------------------------------------------------
     def _char_field(self, rng: random.Random) -> str:
@@ -112,6 +121,27 @@ class IIBench(Workload):
         store.create_collection(COLLECTION)
         for spec in self.indexes:
             store.create_index(COLLECTION, spec)
+        try:
+            slowops.start(store, self._slow_ms)
+            self._server_slow_ops = None
+        except slowops.SlowOpsUnavailable as exc:
+            self._server_slow_ops = str(exc)
+
+    @property
+    def _slow_ms(self) -> int:
+        return int(self.cfg.slow_threshold_s * 1000)
+
+    def after_load(self, store: Store, emit) -> None:
+        """Nslow as the server counted it (its profiler), or why only the client's count exists."""
+        event = {"event": "slow_ops", "op": INSERT, "threshold_ms": self._slow_ms}
+        if self._server_slow_ops is None:
+            try:
+                event.update(source="server", **slowops.count(store, COLLECTION, "insert", self._slow_ms))
+            except slowops.SlowOpsUnavailable as exc:
+                event.update(source="client", why=str(exc))
+        else:
+            event.update(source="client", why=self._server_slow_ops)
+        emit(event)
 
     def _writer(self, index: int):
         def work(store, rec, stop):

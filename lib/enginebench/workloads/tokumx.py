@@ -57,7 +57,10 @@ class Params(WorkloadParams):
 
     @model_validator(mode="after")
     def _per_experiment(self):
-        if self.experiment == "insert" and "load_batch" in self.model_fields_set:
+        # Resolved params carry every default and are validated again when the workload is built:
+        # only a load_batch other than the default was set by hand.
+        default = type(self).model_fields["load_batch"].default
+        if self.experiment == "insert" and "load_batch" in self.model_fields_set and self.load_batch != default:
             raise ValueError("load_batch: only for experiment read_update or read (the insert experiment inserts "
                              "one document per call)")
         same = sorted(k for k, v in self.stand_in.items() if k == v)

@@ -80,7 +80,9 @@ impl Config {
 
 /// The Java client's 4 MiB pool of random lowercase letters (rand.nextInt(26) + 'a'): uniform
 /// letters from random bytes, rejecting the bytes above the largest multiple of 26, drawn in
-/// 1 MiB chunks (the Python definition draws them the same way).
+/// 1 MiB chunks (the Python definition draws them the same way). Source:
+/// mdcallag/iibench-mongodb@02b4190 src/jmongoiibench.java, main() (randomStringHolder,
+/// 4*1024*1024 chars) and MyWriter.run() (cfN: the random letters from a random start, then 'a's).
 pub fn random_letters() -> Vec<u8> {
     let mut rng = Random::from_int(0);
     let mut out = Vec::with_capacity(PAD);

@@ -1,0 +1,74 @@
+"""`make help`: the commands, the variables and environment they read, and each experiment with
+its question and the time its timed phases take at each scale.
+
+The time is what the params fix: quiesces, warm-ups, measured phases and rate sweeps, summed over
+the systems that run them (runner/plan.py's steps). Loads, verification and consistency checks
+run until their work is done, so their time is not known before a run and is not included.
+"""
+from __future__ import annotations
+
+import textwrap
+
+from .params import SCALES, experiments, load_every_scale
+from .runner.plan import plan_steps
+
+DEFAULT_SCALE = "default"  # the Makefile's SCALE ?= and the command line's --scale default
+
+USAGE = f"""\
+make experiment EXP=<name> [SCALE={'|'.join(SCALES)}] [TARGET=auto|embedded|mongod|uri] [REPEAT=n] [RUN=<folder>]
+    SCALE defaults to {DEFAULT_SCALE}; smoke takes seconds, default minutes on 2 cores, paper the post's own sizes.
+    RUN=data/results/<exp>/<run> re-renders that run's report and runs nothing.
+make reports                  reports/index.html: the latest complete run of each experiment and scale
+make compare A=<run> B=<run>  what differs between two runs (results folders) and their headline ratios
+make test | test-uri | bench | setup | setup-legacy | standin | notebooks | clean
+Environment:
+    MONGOD=/path/to/mongod          the server TARGET=mongod starts (else the first mongod on PATH)
+    ENGINEBENCH_URI=mongodb://...   the deployment TARGET=uri runs against
+"""
+
+
+def timed_seconds(params: dict) -> tuple[float, bool]:
+    """Seconds of the timed steps over every system, and whether a measured phase is open-ended
+    (no duration: it runs until the workload's stream ends)."""
+    total, open_ended = 0.0, False
+    for system in params["systems"]:
+        for step in plan_steps(params, system):
+            if step["step"] == "quiesce":
+                total += step["seconds"]
+            elif step["step"] == "measure":
+                open_ended |= step["duration_s"] is None
+                total += step["duration_s"] or 0
+            elif step["step"] == "rate_sweep":
+                total += step["seconds"] * len(step["fractions"])
+    return total, open_ended
+
+
+def duration(seconds: float) -> str:
+    if seconds < 120:
+        return f"{seconds:.0f} s"
+    if seconds < 2 * 3600:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def scale_times(by_scale: dict[str, dict]) -> str:
+    parts = []
+    for scale in SCALES:
+        seconds, open_ended = timed_seconds(by_scale[scale])
+        timed = [duration(seconds)] if seconds else []
+        # A family that measures its load (iibench, TokuMX inserts) has no timed phase at all.
+        untimed = ["replay"] if open_ended else [] if seconds else ["load only"]
+        parts.append(f"{scale} {' + '.join(timed + untimed)}")
+    return ", ".join(parts)
+
+
+def help_text() -> str:
+    lines = [USAGE, "Experiments, with the time of their timed phases at each scale (quiesce, warm-up, measured",
+             "and rate-sweep phases over every system; loads and replays run until their work is done and",
+             "are not counted, so a run takes longer):"]
+    for exp in experiments():
+        by_scale = load_every_scale(exp)
+        lines.append(f"  {exp}  [{scale_times(by_scale)}]")
+        lines += textwrap.wrap(" ".join(by_scale[DEFAULT_SCALE]["question"].split()), width=100,
+                               initial_indent="      ", subsequent_indent="      ")
+    return "\n".join(lines)

@@ -1,0 +1,57 @@
+"""Which runs exist, which of them completed, and finding one named on the command line.
+
+A run's folder is data/results/<exp>/<run_id>/ with its manifest.json; a run id sorts by its
+start time, so the newest run of a list is its greatest name.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..params.origins import did_you_mean
+from ..paths import results_dir
+
+
+def manifest_of(run: Path) -> dict:
+    return json.loads((run / "manifest.json").read_text())
+
+
+def runs_by_experiment(base: Path) -> dict[str, list[Path]]:
+    """Every experiment's run folders, newest first."""
+    out = {}
+    if not base.is_dir():
+        return out
+    for exp_dir in sorted(p for p in base.iterdir() if p.is_dir() and p.name != "bench"):
+        runs = sorted((p for p in exp_dir.iterdir() if (p / "manifest.json").exists()), key=lambda p: p.name, reverse=True)
+        if runs:
+            out[exp_dir.name] = runs
+    return out
+
+
+def newest_complete(runs: list[Path]) -> Path | None:
+    """The newest run of the list whose status is complete."""
+    for run in sorted(runs, key=lambda p: p.name, reverse=True):
+        if manifest_of(run).get("status") == "complete":
+            return run
+    return None
+
+
+def find_run(spec: str, role: str) -> Path:
+    """A run named on the command line: a results folder's path, `<exp>/<run_id>` or a run id.
+    Anything else is one clear error naming the argument and the runs that exist."""
+    path = Path(spec)
+    if (path / "manifest.json").is_file():
+        return path
+    base = results_dir()
+    runs = [run for exp_runs in runs_by_experiment(base).values() for run in exp_runs]
+    matches = [run for run in runs if spec.strip("/") in (run.name, f"{run.parent.name}/{run.name}")]
+    if len(matches) == 1:
+        return matches[0]
+    if len(matches) > 1:
+        raise ValueError(f"{role}={spec}: {len(matches)} runs have that id; name one as <experiment>/<run id>: "
+                         + ", ".join(f"{run.parent.name}/{run.name}" for run in matches))
+    names = [f"{run.parent.name}/{run.name}" for run in runs]
+    newest = ", ".join(sorted(names, key=lambda n: n.split("/")[1], reverse=True)[:3]) or "none yet"
+    close = did_you_mean(spec, names + [name.split("/")[1] for name in names])
+    raise ValueError(f"{role}={spec}: not a results folder (no manifest.json there) and no run of that name in "
+                     f"{base};{close} newest runs: {newest}")

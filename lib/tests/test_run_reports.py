@@ -1,0 +1,96 @@
+"""Each run keeps its own report; reports/<exp>.html and the index follow the newest complete run
+per experiment (and, in the index, per scale); `make compare` names a run it cannot find in one line."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXP = "iibench_500m"
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    """One real smoke run, and copies of it standing for later runs that failed: the index and
+    reports/<exp>.html read only a run's status and scale from its manifest."""
+    base = tmp_path_factory.mktemp("runs")
+    env = {**os.environ, "ENGINEBENCH_RESULTS": str(base / "results"), "ENGINEBENCH_DATA": str(base / "data"),
+           "ENGINEBENCH_REPORTS": str(base / "reports")}
+    out = subprocess.run([sys.executable, "-m", "enginebench", "run", EXP, "--scale", "smoke"], env=env,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    (complete,) = (base / "results" / EXP).iterdir()
+    newer_failed = _copy(complete, "29991231-000000-failed", status="failed")
+    default_failed = _copy(complete, "29991231-000001-default", status="failed", scale="default")
+    return {"env": env, "base": base, "summary": out.stdout, "complete": complete, "newer_failed": newer_failed,
+            "default_failed": default_failed}
+
+
+def _copy(run: Path, run_id: str, **changes) -> Path:
+    copy = run.parent / run_id
+    shutil.copytree(run, copy)
+    manifest = json.loads((copy / "manifest.json").read_text())
+    manifest.update(run_id=run_id, **changes)
+    (copy / "manifest.json").write_text(json.dumps(manifest))
+    return copy
+
+
+def test_a_run_ends_with_one_paragraph_summary(results):
+    (paragraph,) = results["summary"].strip().splitlines()
+    assert paragraph.startswith(f"{EXP} at smoke scale on the embedded target ended complete")
+    assert re.search(r"Claims: \d+ hold, \d+ do not hold, \d+ not evaluated \(a smoke run checks", paragraph)
+    assert "Systems: rx complete, wt complete" in paragraph and str(results["complete"]) in paragraph
+    assert f"RUN={results['complete']} renders one" in paragraph
+
+
+def test_index_shows_the_latest_complete_run_per_scale_with_status(results):
+    out = subprocess.run([sys.executable, "-m", "enginebench", "reports"], env=results["env"], check=True,
+                         capture_output=True, text=True, timeout=300)
+    index = Path(out.stdout.split("index: ")[1].strip())
+    rows = {re.search(r"<td class='text'>(smoke|default)</td>", row).group(1): row
+            for row in index.read_text().split("<tr>")[2:]}
+    smoke, default = rows["smoke"], rows["default"]
+    # The newer failed run does not stand in for the complete one; it is linked with its status.
+    assert f"<td class='text'>{results['complete'].name}</td>" in smoke and "hold</span>" in smoke
+    assert f"{results['newer_failed'].name} (failed; no report:" in smoke
+    # A scale with no complete run says so and shows no verdicts of a run that did not finish.
+    assert "none complete" in default and "no run at this scale completed (the latest is failed)" in default
+    assert "hold</span>" not in default
+    links = re.findall(r"href='([^']+)'", index.read_text())
+    assert links and all((index.parent / link).resolve().exists() for link in links)
+
+
+def test_each_run_keeps_its_own_report_and_a_failed_one_never_replaces_the_latest(results, monkeypatch):
+    from enginebench.experiment import publish_if_latest_complete, run_experiment
+    monkeypatch.setenv("ENGINEBENCH_REPORTS", str(results["base"] / "reports"))
+    complete = results["complete"]
+    (complete / "report.html").write_text("<p>the complete run's report</p>")
+    assert publish_if_latest_complete(EXP, complete, complete / "report.html")
+    latest = results["base"] / "reports" / f"{EXP}.html"
+    assert latest.read_text() == "<p>the complete run's report</p>"
+    # A newer run that failed gets its report, in its own folder; the latest complete one stays.
+    report = run_experiment(EXP, "smoke", run_dir=str(results["newer_failed"]))
+    assert report.page == results["newer_failed"] / "report.html" and report.page.stat().st_size > 10_000
+    assert latest.read_text() == "<p>the complete run's report</p>"
+    assert (complete / "report.html").read_text() == "<p>the complete run's report</p>"
+
+
+@pytest.mark.parametrize("args", [["nope", "nope2"], ["iibench_500m/nope", "x"]])
+def test_compare_with_a_bad_run_name_is_one_clear_line(results, args):
+    out = subprocess.run([sys.executable, "-m", "enginebench", "compare", *args], env=results["env"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2
+    (line,) = out.stderr.strip().splitlines()
+    assert line.startswith(f"enginebench: error: A={args[0]}: not a results folder") and "newest runs:" in line
+
+
+def test_compare_takes_run_ids(results):
+    out = subprocess.run([sys.executable, "-m", "enginebench", "compare", results["complete"].name,
+                          f"{EXP}/{results['newer_failed'].name}"], env=results["env"], capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert Path(out.stdout.split("comparison: ")[1].strip()).exists()
