@@ -54,12 +54,29 @@ class RocksDBOptions(RecordStoreOptions):
     statistics: bool = False  # RocksDB's tickers (block cache hits, stalls, ...): MongoRocks left them off
 
 
+MMAP_LOCKS = ("database", "collection", "none")
+
+
 class LMDBOptions(RecordStoreOptions):
     map_size_gb: int = Field(64, ge=1)
     readahead: bool = False
-    # The mmap stand-in emulates MMAPv1's locks: per collection (MongoDB 3.0), per database (2.6),
-    # or none (LMDB's own: one writer, readers never wait).
-    mmap_lock: Literal["collection", "database", "none"] = "collection"
+    # The mmap stand-in emulates MMAPv1's reader-writer lock: per database (MongoDB 2.2 to 2.6),
+    # per collection (3.0), or none (LMDB's own: one writer, readers never wait). Unset: the
+    # lock of the release the experiment's post ran (mmap_lock_for).
+    mmap_lock: Literal[MMAP_LOCKS] | None = None
+
+
+# The MongoDB release each family's post measured MMAPv1 on: Flashback's post ran 2.6, the
+# TokuMX posts of 2013 ran 2.2 and 2.4, the LinkBench, iibench and sysbench posts 3.0.
+POST_MONGODB_RELEASE = {"flashback": (2, 6), "tokumx": (2, 4), "linkbench": (3, 0), "iibench": (3, 0),
+                        "sysbench": (3, 0)}
+
+
+def mmap_lock_for(family: str) -> str:
+    """The lock MMAPv1 took in the release the family's post ran: one per database from 2.2
+    through 2.6, one per collection from 3.0 (its release notes: collection-level locking for
+    MMAPv1). A family with no release listed gets 3.0's, the last MMAPv1 the posts ran."""
+    return "database" if POST_MONGODB_RELEASE.get(family, (3, 0)) < (3, 0) else "collection"
 
 
 @dataclass(frozen=True)
@@ -99,12 +116,23 @@ def _rocksdb_log(options: dict, data_bytes: int) -> tuple[int, str]:
             f"RocksDB's write-ahead log of its {buffers} x {buffer_mb} MB write buffers")
 
 
+def _lmdb_oplog_ring(options: dict, counted_bytes: int) -> tuple[int, str]:
+    """The part of the oplog's ring the space estimate has not counted yet: it counts the oplog
+    as the copy a load leaves, min(data, oplog size), and passes data + that copy here, so the
+    copy is half of it below the oplog's size; the ring takes its whole size at creation."""
+    if not options.get("oplog"):
+        return 0, ""
+    ring = options.get("oplog_size_mb", 1024) * MB
+    return max(0, ring - counted_bytes // 2), "the rest of the oplog's ring, preallocated in full (as MMAPv1's was)"
+
+
 ENGINES: dict[str, Engine] = {e.name: e for e in (
     Engine("wiredtiger", "WiredTiger", WiredTigerOptions, "wiredTiger", _wiredtiger_settings, _wiredtiger_log),
     Engine("rocksdb", "RocksDB", RocksDBOptions, "rocksdb",
            lambda o: {"block_compressor": o.get("compression"), "cache_size_mb": o.get("cache_size_mb")}, _rocksdb_log),
-    # LMDB's memory-mapped B+tree stands in for MMAPv1; it keeps no log of its own.
-    Engine("lmdb", "LMDB (mmap)", LMDBOptions, "mmapv1", lambda o: {}, lambda o, n: (0, "")),
+    # LMDB's memory-mapped B+tree stands in for MMAPv1; it keeps no log of its own, but its
+    # oplog is a ring created at full size.
+    Engine("lmdb", "LMDB (mmap)", LMDBOptions, "mmapv1", lambda o: {}, _lmdb_oplog_ring),
 )}
 NAMES = tuple(ENGINES)
 

@@ -60,14 +60,24 @@ class Recording:
         self.calls.append((collection, list(docs)))
         return len(docs)
 
+    def upsert_many(self, collection, index, upserts):
+        """The load's bulk upserts (`counts: linkbenchx`), kept as the documents they insert."""
+        self.calls.append((collection, [a["replace"] if "replace" in a else {**a["set_on_insert"], **a["set"]}
+                                        for _, a in upserts]))
+        return len(upserts)
+
     def call(self, op, fn, *args, items=None, intended_ns=None):
         return fn(*args)
 
 
-LINKBENCH = [{"maxid1": 5001, "max_degree": 1000}, {"maxid1": 1_000_001, "max_degree": 100_000, "seed": 7}]
+# Both count semantics: they change how requests and the load write, never what they draw.
+LINKBENCH = [{"maxid1": 5001, "max_degree": 1000, "counts": "exact"},
+             {"maxid1": 5001, "max_degree": 1000, "counts": "linkbenchx"},
+             {"maxid1": 1_000_001, "max_degree": 100_000, "seed": 7}]
+LINKBENCH_IDS = ["smoke-graph-exact", "smoke-graph-linkbenchx", "1M-graph"]
 
 
-@pytest.mark.parametrize("params", LINKBENCH, ids=["smoke-graph", "1M-graph"])
+@pytest.mark.parametrize("params", LINKBENCH, ids=LINKBENCH_IDS)
 def test_linkbench_requests(fixed_clock, params):
     for worker, workers in ((0, 1), (2, 4)):
         requester = lb_workload.LinkBench(lb_workload.Params(**params)).requester(worker, workers)
@@ -78,7 +88,7 @@ def test_linkbench_requests(fixed_clock, params):
             assert p == n, f"request {i} of worker {worker}/{workers} differs"
 
 
-@pytest.mark.parametrize("params", LINKBENCH, ids=["smoke-graph", "1M-graph"])
+@pytest.mark.parametrize("params", LINKBENCH, ids=LINKBENCH_IDS)
 def test_linkbench_load(fixed_clock, params):
     lb = lb_workload.LinkBench(lb_workload.Params(**params, load_batch=10**9))
     assert trace({"name": "linkbench", **params}, "expected")[0] == lb.expected_after_load()
@@ -99,6 +109,34 @@ def test_linkbench_load(fixed_clock, params):
     python_nodes = [d for _, docs in nodes.calls for d in docs][:500]
     assert trace({"name": "linkbench", **params}, "nodes", n=500) == \
         [{"id": d["_id"], "data": _hex(d["data"])} for d in python_nodes]
+
+
+@pytest.mark.parametrize("counts", ["exact", "linkbenchx"])
+def test_linkbench_requests_leave_the_same_documents(fixed_clock, tmp_path, counts):
+    """Same seed, same count semantics: the Python operations (over the served store) and the
+    native ones leave the same links, count rows and nodes, drift included under linkbenchx."""
+    from enginebench.stores import open_embedded
+    from enginebench.workloads.linkbench import operations as ops
+    params, n = {"maxid1": 300, "max_degree": 20, "counts": counts}, 3000
+    native = trace({"name": "linkbench", **params}, "apply", n=n, dir=tmp_path / "native")
+    lb = lb_workload.LinkBench(lb_workload.Params(**params))
+    store = open_embedded("wiredtiger", tmp_path / "python", {"table_type": "btree", "cache_size_mb": 32})
+    try:
+        lb.setup(store)
+        requester = lb.requester(0, 1)
+        for _ in range(n):
+            requester.next()[1](store)
+        python = [{"collection": c, "doc": {k: v for k, v in d.items() if not isinstance(v, bson.ObjectId)}}
+                  for c, index in ((ops.LINK, ops.LINK_PK.name), (ops.COUNT, ops.COUNT_PK.name), (ops.NODE, None))
+                  for d in store.scan(c, index)]
+        drift = lb.check(store)["mismatches"]
+    finally:
+        store.close()
+    assert {d["collection"] for d in native} == {"link", "count", "node"}
+    assert (drift > 0) == (counts == "linkbenchx")
+    assert len(native) == len(python)
+    for i, (p, nat) in enumerate(zip(python, native)):
+        assert p == nat, f"document {i} differs"
 
 
 IIBENCH = {"max_rows": 1000, "docs_per_insert": 10, "num_secondary_indexes": 3, "num_char_fields": 1,

@@ -1,4 +1,5 @@
 import json
+import re
 import subprocess
 import sys
 import time
@@ -308,3 +309,35 @@ def test_a_key_under_scales_in_an_extended_file_names_that_file_line_and_scale_b
     assert str(err.value).startswith(
         f"{tmp_path / 'linkbench_uncached_ssd.yaml'} [scale smoke]: {base} line {line} (extended by this file): "
         "scales.smoke.phases.quiesce_sec: unknown key; did you mean 'quiesce_s'?")
+
+
+@pytest.mark.parametrize("exp", experiments())
+def test_mmap_stand_in_takes_the_lock_of_the_release_its_post_ran(exp):
+    # Flashback's post ran MongoDB 2.6 and the TokuMX posts 2.2/2.4: a lock per database; the
+    # LinkBench, iibench and sysbench posts ran 3.0: a lock per collection.
+    params = load_params(exp, "paper")
+    expected = "database" if params["workload"]["name"] in ("flashback", "tokumx") else "collection"
+    locks = {s["options"]["mmap_lock"] for s in params["systems"] if s["engine"] == "lmdb"}
+    assert locks <= {expected}
+
+
+def test_a_systems_own_mmap_lock_wins(scratch_params):
+    scratch_params(lambda raw: raw["systems"][-1]["options"].update(mmap_lock="none"))
+    lmdb = [s for s in load_params("linkbench_cached", "paper")["systems"] if s["engine"] == "lmdb"]
+    assert [s["options"]["mmap_lock"] for s in lmdb] == ["none"]
+
+
+def test_bad_mmap_lock_names_file_key_and_allowed_values(scratch_params):
+    path = scratch_params(lambda raw: raw["systems"][-1]["options"].update(mmap_lock="global"))
+    with pytest.raises(ParamsError) as err:
+        load_params("linkbench_cached", "smoke")
+    message = str(err.value)
+    assert str(path) in message
+    assert re.search(r"systems\[lmdb[^\]]*\]: options\.mmap_lock: 'global' is not allowed for engine lmdb; "
+                     r"allowed values: 'database', 'collection' or 'none'", message), message
+
+
+def test_mmap_lock_on_another_engine_is_an_unknown_key(scratch_params):
+    scratch_params(lambda raw: raw["systems"][0]["options"].update(mmap_lock="database"))
+    with pytest.raises(ParamsError, match=r"systems\[wt\.op0\]: options\.mmap_lock: unknown key for engine wiredtiger"):
+        load_params("linkbench_cached", "smoke")

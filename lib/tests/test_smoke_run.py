@@ -12,12 +12,12 @@ from enginebench.report.prose import linkbench_findings
 from enginebench.report.rundata import latest_run, load_run
 
 
-@pytest.fixture(scope="module")
-
 def intervals(params: dict) -> int:
     measure = params["phases"]["measure"]
     return round(measure["duration_s"] / measure["interval_s"])
 
+
+@pytest.fixture(scope="module")
 def smoke_run(tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
     data = tmp_path_factory.mktemp("data")
@@ -36,7 +36,7 @@ def smoke_run(tmp_path_factory):
                 os.environ[key] = value
 
 
-def test_every_engine_completes_with_exact_counts(smoke_run):
+def test_every_engine_completes_and_reports_the_count_drift(smoke_run):
     run, _ = smoke_run
     assert run.manifest["status"] == "complete"
     engines = {s["engine"] + "/" + s["options"].get("table_type", "") for s in run.systems}
@@ -44,7 +44,9 @@ def test_every_engine_completes_with_exact_counts(smoke_run):
     for s in run.systems:
         assert s["status"] == "complete", s
         assert s["load_verified"]["ok"], s["load_verified"]
-        assert s["consistency"]["mismatches"] == 0
+        # The smoke scale runs the post's pattern, whose count rows drift: a finding, not a failure.
+        assert s["consistency"]["counts"] == run.manifest["params"]["workload"]["counts"] == "linkbenchx"
+        assert s["consistency"]["mismatches"] > 0
         assert s["transactions"] is True
 
 
@@ -102,4 +104,5 @@ def test_report_pieces(smoke_run):
     assert oplog["verdict"] == NOT_EVALUATED and "oplog" in oplog["reason"]
     text = linkbench_findings(run, claims)
     assert "**Load.**" in text and "**Claims.**" in text
+    assert "`counts: linkbenchx`" in text and "a finding, not a fault" in text
     assert json.dumps(run.manifest)  # serialisable as stored

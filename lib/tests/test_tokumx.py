@@ -184,11 +184,15 @@ def test_bad_experiment_literal_lists_the_allowed_values(tmp_path, monkeypatch):
     root = tmp_path / "root"
     (root / "params").mkdir(parents=True)
     (root / ".enginebench-root").touch()
-    text = Path(load_params("tokumx_read", "smoke")["params_file"]).read_text()
-    (root / "params" / "tokumx_read.yaml").write_text(text.replace("experiment: read\n", "experiment: reads\n"))
+    params = Path(__file__).resolve().parents[2] / "params"
+    # tokumx_read extends tokumx_concurrency: the base comes along, the misspelling is tokumx_read's own.
+    (root / "params" / "tokumx_concurrency.yaml").write_text((params / "tokumx_concurrency.yaml").read_text())
+    text = (params / "tokumx_read.yaml").read_text()
+    assert "{experiment: read}" in text
+    (root / "params" / "tokumx_read.yaml").write_text(text.replace("{experiment: read}", "{experiment: reads}"))
     monkeypatch.setenv("ENGINEBENCH_ROOT", str(root))
-    with pytest.raises(ParamsError, match=r"tokumx_read.yaml \[scale smoke\]: workload.experiment: 'reads' is not "
-                                          r"allowed; allowed values: 'insert', 'read_update' or 'read'"):
+    with pytest.raises(ParamsError, match=r"tokumx_read.yaml \[scale smoke\]: line \d+: workload.experiment: 'reads' is not "
+                                          r"allowed; did you mean 'read'\? allowed values: 'insert', 'read_update' or 'read'"):
         load_params("tokumx_read", "smoke")
 
 

@@ -10,7 +10,7 @@ from typing import Annotated, Literal, Union
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from ..engines import ENGINES, NAMES as ENGINE_NAMES
+from ..engines import ENGINES, NAMES as ENGINE_NAMES, mmap_lock_for
 from ..families import FAMILIES
 from ..mongod.spec import MongodSpec
 from .base import Role, Strict
@@ -53,6 +53,9 @@ class System(Strict):
                     problems.append(f"{key}: unknown key for engine {self.engine};"
                                     f"{did_you_mean(error['loc'][-1], model.model_fields)} allowed keys: "
                                     + ", ".join(sorted(model.model_fields)))
+                elif error["type"] == "literal_error":
+                    problems.append(f"{key}: {error['input']!r} is not allowed for engine {self.engine}; "
+                                    f"allowed values: {error['ctx']['expected']}")
                 else:
                     problems.append(f"{key}: {error['msg']} (got {error.get('input')!r})")
             raise ValueError("; ".join(problems)) from None
@@ -130,6 +133,15 @@ class Experiment(Strict):
         if duplicates:
             raise ValueError(f"system labels must be unique; repeated: {', '.join(duplicates)}")
         return systems
+
+    @model_validator(mode="after")
+    def _mmap_lock_of_the_post(self):
+        # A system's own mmap_lock wins; unset, it is the lock of the release the post ran, so
+        # the manifest always records the granularity that ran.
+        for system in self.systems:
+            if system.engine == "lmdb" and system.options.get("mmap_lock") is None:
+                system.options["mmap_lock"] = mmap_lock_for(self.workload.name)
+        return self
 
     @model_validator(mode="after")
     def _phases_the_family_reads(self):

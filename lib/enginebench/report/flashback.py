@@ -13,7 +13,8 @@ from . import palette
 from .charts import symlog_axis
 from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, load_claims, verdict_counts
 from .prose import caveat
-from .rundata import RunData, merge_histograms
+from . import latency
+from .rundata import RunData
 
 PHASE = "run"
 WRITES = ("insert", "insert.capped", "update", "findandmodify", "remove")
@@ -80,28 +81,12 @@ def latency_rows(run: RunData) -> list[dict]:
 
 
 def _latency_rows(run: RunData) -> list[dict]:
-    rows = []
-    for s in run.systems:
-        ops = run.ops.filter((pl.col("system") == s["label"]) & (pl.col("phase") == PHASE))
-        for (op,), group in ops.group_by(["op"], maintain_order=True):
-            hist = merge_histograms(group["hist"])
-            if hist is None:
-                continue
-            intended = merge_histograms(group["intended_hist"]) if "intended_hist" in group.columns else None
-            rows.append({"setup": s["label"], "role": s["role"], "op": op, "count": int(group["count"].sum()),
-                         "errors": int(group["errors"].sum()), "mean_ms": hist.get_mean_value() / 1000,
-                         "p50_ms": hist.get_value_at_percentile(50) / 1000, "p90_ms": hist.get_value_at_percentile(90) / 1000,
-                         "p99_ms": hist.get_value_at_percentile(99) / 1000, "max_ms": hist.get_max_value() / 1000,
-                         "sched_p99_ms": intended.get_value_at_percentile(99) / 1000 if intended else None})
+    rows = latency.latency_rows(run, PHASE)
     return sorted(rows, key=lambda r: (r["setup"], OP_ORDER.index(r["op"]) if r["op"] in OP_ORDER else 99))
 
 
 def latency_table(run: RunData) -> pl.DataFrame:
-    rows = latency_rows(run)
-    if not rows:
-        return pl.DataFrame()
-    table = pl.DataFrame(rows).drop("role")
-    return table.with_columns(pl.col(c).round(3) for c in ("mean_ms", "p50_ms", "p90_ms", "p99_ms", "max_ms", "sched_p99_ms"))
+    return latency.latency_table(run, PHASE, latency_rows(run))
 
 
 def _stat(run: RunData, label: str, op: str, key: str) -> float | None:

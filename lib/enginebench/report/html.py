@@ -13,6 +13,7 @@ import polars as pl
 
 from ..results.calibration import drift
 from .gaps import gap_lines
+from .mmap import mmap_lock_lines
 from .rundata import RunData
 
 STYLE = """<style>
@@ -139,6 +140,7 @@ def banner(run: RunData) -> str:
         lines.append(f"Not run: {html.escape(', '.join(not_run))}.")
     not_ok = [s for s in run.systems if s.get("status") != "complete"]
     lines += gap_lines(run)  # what a mongod/uri server lacked, named (report/gaps.py)
+    lines += mmap_lock_lines(run)  # which MMAPv1 lock the mmap stand-in emulated (report/mmap.py)
     host = m.get("host") or {}
     for reclaim in host.get("proactive_reclaim") or []:
         idle = reclaim.get("min_idle_s")

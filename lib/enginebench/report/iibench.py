@@ -10,8 +10,8 @@ from ..paths import reference_dir
 from . import palette
 from .claims import Measured, evaluate, load_claims, magnitude_note
 from .prose import caveat
-from .emulation import flagged_percentiles
-from .rundata import RunData, merged_latency, phase_summary
+from . import latency
+from .rundata import RunData, phase_summary
 
 MB = 1 << 20
 QUERY_OPS = ("QUERY_PDC", "QUERY_MARKETSEGMENT", "QUERY_REGISTERSEGMENT")
@@ -137,12 +137,7 @@ def rate_chart(series: pl.DataFrame, column: str, title: str, y_title: str) -> a
 
 
 def latency_table(run: RunData) -> pl.DataFrame:
-    rows = []
-    for s in run.systems:
-        for entry in merged_latency(run.ops, s["label"], "load"):
-            rows.append({"setup": s["label"], **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in entry.items()},
-                         "set by emulation": flagged_percentiles(entry, s)})
-    return pl.DataFrame(rows)
+    return latency.latency_table(run, "load")
 
 
 def load_metrics(run: RunData) -> pl.DataFrame:

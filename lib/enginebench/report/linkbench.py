@@ -8,7 +8,7 @@ import polars as pl
 
 from ..paths import reference_dir
 from .claims import Measured, cpu_comparability, evaluate, load_claims
-from .emulation import flagged_percentiles
+from .latency import latency_table
 from .rundata import RunData, latest_run, load_run, merged_latency, phase_summary
 
 MB = 1 << 20
@@ -73,13 +73,7 @@ def our_tables(run: RunData) -> dict[str, pl.DataFrame]:
 
 
 def response_times(run: RunData) -> pl.DataFrame:
-    rows = []
-    for system in run.systems:
-        for entry in merged_latency(run.ops, system["label"], "run"):
-            rows.append({"setup": system["label"], **{k: (round(v, 3) if isinstance(v, float) else v)
-                                                      for k, v in entry.items()},
-                         "set by emulation": flagged_percentiles(entry, system)})
-    return pl.DataFrame(rows)
+    return latency_table(run, "run")
 
 
 # -- claims ---------------------------------------------------------------------------------

@@ -360,7 +360,7 @@ def _insert_findings(run: RunData) -> list[str]:
     sized = {k: v["bytes_per_doc"] for k, v in figures.items() if v.get("bytes_per_doc")}
     if len(sized) > 1:
         big, small = max(sized, key=sized.get), min(sized, key=sized.get)
-        lines.append(f"**Storage.** Per document (data, index and oplog, by `du` at the end): "
+        lines.append("**Storage.** Per document (data, index and oplog, by `du` at the end): "
                      + ", ".join(f"{k} {v:,.0f} bytes" for k, v in sorted(sized.items(), key=lambda kv: -kv[1]))
                      + f"; {big} needed {sized[big] / sized[small]:.2f}x the space of {small}. The post measured "
                      "960 bytes/doc for MongoDB and 470 for TokuMX (9.6 and 4.7 GB for 10M documents).")

@@ -22,6 +22,7 @@ import bson
 
 from ..engines import ENGINES
 from ..metrics.sampler import dir_size
+from ..stores.base import UpdateResult
 
 SAMPLE_DOCS = 1000
 MB = 1 << 20
@@ -63,6 +64,19 @@ class _SampleStore:
             self.bytes[collection] = self.bytes.get(collection, 0) + len(bson.encode(doc))
             self.docs[collection] = self.docs.get(collection, 0) + 1
         return len(docs)
+
+    def update(self, collection: str, index, key, *, set=None, set_on_insert=None, replace=None, upsert=False,
+               **kwargs):
+        """A loader's upsert (LinkBench under `counts: linkbenchx`), sampled as the document it inserts."""
+        if upsert:
+            fields = replace if replace is not None else {**(set_on_insert or {}), **(set or {})}
+            self.insert_many(collection, [{"_id": bson.ObjectId(), **fields}])
+        return UpdateResult(matched=False, upserted=upsert)
+
+    def upsert_many(self, collection: str, index, upserts) -> int:
+        for key, arguments in upserts:
+            self.update(collection, index, key, upsert=True, **arguments)
+        return len(upserts)
 
     def __getattr__(self, name):  # schema calls and anything else a loader makes: no data
         return lambda *args, **kwargs: None

@@ -77,6 +77,13 @@ class Store(ABC):
         replaces the document (keeping its `_id`), as an update without operators does.
         """
 
+    def upsert_many(self, collection: str, index: str, upserts: Sequence[tuple[tuple, dict]]) -> int:
+        """Unordered upserts, each a (key, update() arguments) pair: one bulk request on a server
+        (as LinkbenchX loaded its links and counts), an update each on an embedded store."""
+        for key, arguments in upserts:
+            self.update(collection, index, key, upsert=True, **arguments)
+        return len(upserts)
+
     @abstractmethod
     def delete(self, collection: str, index: str | None, key: tuple, *,
                where: dict | None = None) -> bool: ...

@@ -18,7 +18,7 @@ from .base import DuplicateKey, IndexSpec, Store, StoreError, StoreInfo, UpdateR
 from .mongo_filters import range_filter, update_document
 
 import pymongo
-from pymongo import ReturnDocument
+from pymongo import ReplaceOne, ReturnDocument, UpdateOne
 from pymongo.errors import DuplicateKeyError, OperationFailure, PyMongoError
 
 TRANSACTION_ENGINES = ("wiredTiger", "inMemory")
@@ -152,6 +152,19 @@ class MongoStore(Store):
             return UpdateResult(matched=result.matched_count == 1 if result.acknowledged else None)
         except DuplicateKeyError as exc:
             raise DuplicateKey(str(exc)) from exc
+
+    def upsert_many(self, collection, index, upserts) -> int:
+        requests = []
+        for key, arguments in upserts:
+            flt = self._filter(collection, index, key)
+            if arguments.get("replace") is not None:
+                requests.append(ReplaceOne(flt, arguments["replace"], upsert=True))
+            else:
+                requests.append(UpdateOne(flt, update_document(arguments.get("set"), arguments.get("inc"),
+                                                            arguments.get("set_on_insert")), upsert=True))
+        if requests:
+            self.db[collection].bulk_write(requests, ordered=False, session=self._session())
+        return len(requests)
 
     def delete(self, collection, index, key, *, where=None) -> bool:
         result = self.db[collection].delete_one(self._filter(collection, index, key, where), session=self._session())

@@ -54,7 +54,8 @@ enum Command {
         /// The workload's params as a JSON object, with its name: {"name": "linkbench", ...}.
         #[arg(long)]
         workload: String,
-        /// What to print: requests, load (a chunk's links and count rows) or nodes.
+        /// What to print: requests, load (a chunk's links and count rows), nodes, or (linkbench)
+        /// apply: the documents the first n requests leave in an empty store.
         #[arg(long)]
         what: String,
         /// requests: the worker's index, and how many workers there are.
@@ -71,6 +72,9 @@ enum Command {
         /// The clock the documents carry, in ms since the epoch.
         #[arg(long, default_value_t = 1_700_000_000_000)]
         clock_ms: i64,
+        /// linkbench `apply`: the folder of the WiredTiger store the requests run on.
+        #[arg(long)]
+        dir: Option<PathBuf>,
     },
     /// The engines and releases this runner was built with, as JSON.
     Engines,
@@ -81,8 +85,8 @@ fn main() {
     let code = match cli.command {
         Command::Run { spec } => run::main(&spec),
         Command::Serve { engine, dir, options } => serve::main(&engine, &dir, &options),
-        Command::Trace { workload, what, worker, workers, chunk, n, clock_ms } =>
-            trace::main(&workload, &what, worker, workers, chunk, n, clock_ms),
+        Command::Trace { workload, what, worker, workers, chunk, n, clock_ms, dir } =>
+            trace::main(&workload, &what, worker, workers, chunk, n, clock_ms, dir.as_deref()),
         Command::Engines => {
             println!("{}", run::engines_json());
             0

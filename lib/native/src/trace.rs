@@ -5,14 +5,20 @@ use serde_json::{json, Value};
 
 use bson::Bson;
 
+use std::path::Path;
+
 use crate::pyrandom::Random;
+use crate::store::Range;
+use crate::workloads::linkbench::ops;
 use crate::workloads::{self, iibench, linkbench, sysbench, tokumx};
 
 fn doc_json(doc: bson::Document) -> Value {
     Bson::Document(doc).into_relaxed_extjson()
 }
 
-pub fn main(workload: &str, what: &str, worker: usize, workers: usize, chunk: i64, n: usize, clock_ms: i64) -> i32 {
+#[allow(clippy::too_many_arguments)]
+pub fn main(workload: &str, what: &str, worker: usize, workers: usize, chunk: i64, n: usize, clock_ms: i64,
+            dir: Option<&Path>) -> i32 {
     workloads::fix_clock(clock_ms);
     let params: Value = match serde_json::from_str(workload) {
         Ok(v) => v,
@@ -25,6 +31,10 @@ pub fn main(workload: &str, what: &str, worker: usize, workers: usize, chunk: i6
     let mut params = params.clone();
     params.as_object_mut().map(|o| o.remove("name"));
     let result = match name.as_str() {
+        "linkbench" if what == "apply" => match dir {
+            Some(dir) => apply_linkbench(&params, dir, worker, workers, n),
+            None => Err("--what apply needs --dir".to_string()),
+        },
         "linkbench" => trace_linkbench(&params, what, worker, workers, chunk, n),
         "iibench" => trace_iibench(&params, what, worker, n),
         "sysbench" => trace_sysbench(&params, what, worker, chunk, n),
@@ -78,9 +88,41 @@ fn trace_linkbench(params: &Value, what: &str, worker: usize, workers: usize, ch
             let (nodes, links, rows) = lb.expected_after_load();
             println!("{}", json!({"node": nodes, "link": links, "count": rows}));
         }
-        other => return Err(format!("--what {other:?}; allowed: requests, load, nodes, expected")),
+        other => return Err(format!("--what {other:?}; allowed: requests, load, nodes, expected, apply")),
     }
     Ok(())
+}
+
+/// linkbench `apply`: worker `worker`'s first `n` requests run on an empty WiredTiger store in
+/// `dir`, then every link, count and node document in key order (store-made `_id`s left out), so
+/// lib/tests can compare what the two runners' operations write under each `counts` semantics.
+fn apply_linkbench(params: &Value, dir: &Path, worker: usize, workers: usize, n: usize) -> Result<(), String> {
+    let message = |e: crate::error::Error| e.message;
+    let mut lb = linkbench::LinkBench::new(params).map_err(message)?;
+    let options = json!({"table_type": "btree", "cache_size_mb": 32});
+    let store = crate::run::open_store("wiredtiger", dir, options.as_object().unwrap()).map_err(message)?;
+    let mut ctx = store.session().map_err(message)?;
+    linkbench::ops::create_schema(&mut ctx).map_err(message)?;
+    {
+        let requester = lb.requester(worker, workers);
+        let mut r = requester.lock().unwrap();
+        for _ in 0..n {
+            let request = r.next();
+            r.execute(&mut ctx, &request).map_err(message)?;
+        }
+    }
+    let everything = Range { prefix: vec![], low: None, high: None, reverse: false, skip: 0, limit: None, fields: None };
+    for (collection, index) in [(ops::LINK, Some(ops::LINK_PK)), (ops::COUNT, Some(ops::COUNT_PK)), (ops::NODE, None)] {
+        for raw in ctx.scan(collection, index, &everything).map_err(message)? {
+            let mut doc = crate::store::document::decode(raw.as_bytes()).map_err(message)?;
+            if matches!(doc.get("_id"), Some(Bson::ObjectId(_))) {
+                doc.remove("_id");
+            }
+            println!("{}", json!({"collection": collection, "doc": doc_json(doc)}));
+        }
+    }
+    drop(ctx);
+    store.close().map_err(message)
 }
 
 /// iibench: `docs` of writer `worker`; `queries`: the query thread's draws (worker = its index).

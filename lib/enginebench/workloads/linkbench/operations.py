@@ -2,11 +2,15 @@
 
 - `exact`: MySQL's reference semantics (LinkStoreMysql): ADD_LINK, UPDATE_LINK and DELETE_LINK
   change the link and its count in one transaction where the store supports it;
-- `linkbenchx`: what LinkbenchX's MongoDB store did against MongoDB 3.x (Percona-Lab/linkbenchX,
-  LinkStoreMongoDBv2.java, addLinkImpl / deleteLinkImpl): separate round trips, no transaction, a
+- `linkbenchx`: what LinkbenchX's MongoDB store did against MongoDB 3.x (Percona-Lab/linkbenchX at
+  84aeea1, src/main/java/com/percona/LinkBench/LinkStoreMongoDBv2.java, addLinkImpl /
+  deleteLinkImpl / addLinksNoCount / addBulkCountsImpl): the post's transaction_support_level=1 asks
+  for TokuMX's MVCC transactions (Config.java: MVCC = 1, SIMULATED = 2), which MongoDB 3.x refuses,
+  so nothing wraps the writes. Separate round trips: an upsert of the link by primary key, a
   replacement upsert of the count document, and a `$inc` whose second put() overwrote the first,
-  so an existing count loses its `count` field (spec §4.2-4.3); the consistency check reports the
-  mismatches this leaves, as the post warned.
+  so an existing count loses its `count` field (spec §4.2-4.3); the load upserts links and
+  replaces counts (replaceOne, upsert). The consistency check reports the mismatches this leaves,
+  as the post warned.
 The native runner implements the same calls (lib/native/src/workloads/linkbench/ops.rs).
 """
 from __future__ import annotations
@@ -78,12 +82,22 @@ def _link_fields(link: dict) -> dict:
             "time": link["time"], "version": link["version"]}
 
 
+def _link_upsert(link: dict) -> tuple[tuple, dict]:
+    """addLinksNoCount's upsert of one link: its primary key, and the update() arguments."""
+    return ((link["link_type"], link["id1"], link["id2"]),
+            {"set_on_insert": _link_fields(link), "set": {"visibility": link["visibility"]}})
+
+
 def upsert_link(store: Store, link: dict) -> int:
     """LinkbenchX's addLinksNoCount for one link: the upsert by primary key. 1 if it inserted,
     2 if the link existed (getN() is 1 and isUpdateOfExisting() adds one)."""
-    result = store.update(LINK, LINK_PK.name, (link["link_type"], link["id1"], link["id2"]),
-                          set_on_insert=_link_fields(link), set={"visibility": link["visibility"]}, upsert=True)
-    return 1 if result.upserted else 2
+    key, arguments = _link_upsert(link)
+    return 1 if store.update(LINK, LINK_PK.name, key, upsert=True, **arguments).upserted else 2
+
+
+def load_links(store: Store, links: list[dict]) -> int:
+    """LinkbenchX's load of a batch of links (addBulkLinks): one unordered bulk of upserts."""
+    return store.upsert_many(LINK, LINK_PK.name, [_link_upsert(link) for link in links])
 
 
 def _now_ms() -> int:
@@ -109,10 +123,13 @@ def _add_link_linkbenchx(store: Store, link: dict) -> int:
     return int(nrows == 1)
 
 
-def load_count(store: Store, id1: int, link_type: int, count: int, time_ms: int) -> None:
-    """LinkbenchX's load of a count row: a replaceOne upsert by (id, link_type)."""
-    store.update(COUNT, COUNT_PK.name, (id1, link_type), upsert=True,
-                 replace={"id": id1, "link_type": link_type, "count": count, "time": time_ms, "version": 0})
+def load_counts(store: Store, rows: list[dict]) -> int:
+    """LinkbenchX's load of a batch of count rows (addBulkCounts): one unordered bulk of
+    replaceOne upserts by (id, link_type)."""
+    return store.upsert_many(COUNT, COUNT_PK.name, [
+        ((row["id"], row["link_type"]), {"replace": {"id": row["id"], "link_type": row["link_type"],
+                                                     "count": row["count"], "time": row["time"], "version": 0}})
+        for row in rows])
 
 
 def delete_link(store: Store, id1: int, link_type: int, id2: int, now_ms: int, counts: str = "exact") -> int:

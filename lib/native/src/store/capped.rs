@@ -6,23 +6,68 @@
 //!   record forward (at most 20000 documents a pass), starting at a hint kept in memory, as
 //!   mongod's cappedDeleteAsNeeded does (wiredtiger_record_store.cpp, rocks_record_store.cpp at
 //!   r3.2.0). The oplog is trimmed the same way by a background thread (oplog.rs).
-//! - a ring (the mmap stand-in): the budget is a circular buffer of byte offsets, allocated at
-//!   creation; each insert takes the next offset and overwrites in place whatever older
-//!   documents occupied that space, as MMAPv1's capped extents were reused
-//!   (record_store_v1_capped.cpp at r3.0.7). The record id is the offset (+1).
+//! - a ring (the mmap stand-in): the budget is a circular buffer of byte offsets. MMAPv1 added
+//!   extents at creation until they held the capped size (mmap_v1/mmap_v1_database_catalog_entry.cpp,
+//!   MMAPV1DatabaseCatalogEntry::createCollection in the r3.0 series), and each insert took space at the
+//!   current extent's write position, freeing the oldest records there first (mmap_v1/
+//!   record_store_v1_capped.cpp, CappedRecordStoreV1::allocRecord at r3.0.7; a document larger
+//!   than the collection is refused). Here the record id is the offset (+1); creation writes
+//!   filler records over the whole budget, so the engine's file holds it from the start, and an
+//!   insert takes the next offset and overwrites whatever fillers or older documents lay there.
+//!   MongoRocks, by contrast, counts what the collection holds after an insert and deletes the
+//!   oldest in a pass of its own (rocks_record_store.cpp, cappedDeleteAsNeeded at r3.2.0).
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
 
 use serde_json::Value;
 
 use super::{document, keys, Collection, Ctx};
-use crate::engines::{Session, Table};
+use crate::engines::{Engine, Session, Table};
 use crate::error::{Error, Result};
 
 /// Documents deleted per transaction. mongod deletes up to 20000 a pass, but one transaction
 /// that large overflows a scaled-down engine cache (a 16 MB WiredTiger cache rolled it back over
 /// and over), so a pass here is made of transactions of this many.
 const DELETES_PER_TRANSACTION: usize = 1_000;
+
+/// A ring's preallocation: filler records of this many bytes (the last one shorter), written
+/// in transactions of FILLERS_PER_TRANSACTION so a large oplog never fills one transaction.
+const FILLER_BYTES: i64 = 16 << 10;
+const FILLERS_PER_TRANSACTION: i64 = 1_024;
+
+/// A filler holds zeros: a BSON document starts with its length, never 0.
+pub fn is_filler(value: &[u8]) -> bool {
+    value.len() >= 4 && value[..4] == [0, 0, 0, 0]
+}
+
+/// Writes a new ring's fillers over [0, cap): what MMAPv1's extents were at creation.
+pub fn preallocate(engine: &dyn Engine, records: Table, cap_bytes: i64) -> Result<()> {
+    let zeros = vec![0u8; FILLER_BYTES as usize];
+    let mut offset = 0i64;
+    while offset < cap_bytes {
+        let mut session = engine.session()?;
+        session.begin(true)?;
+        let written = (|| -> Result<()> {
+            for _ in 0..FILLERS_PER_TRANSACTION {
+                if offset >= cap_bytes {
+                    break;
+                }
+                let len = FILLER_BYTES.min(cap_bytes - offset).max(4);
+                session.put(records, &keys::record_key(offset + 1), &zeros[..len as usize])?;
+                offset += FILLER_BYTES;
+            }
+            Ok(())
+        })();
+        match written {
+            Ok(()) => session.commit()?,
+            Err(e) => {
+                session.rollback();
+                return Err(e);
+            }
+        }
+    }
+    Ok(())
+}
 
 pub struct Capped {
     pub cap_bytes: i64,
@@ -56,6 +101,9 @@ impl Capped {
     pub fn recount(&self, session: &mut dyn Session, records: Table) -> Result<()> {
         let (mut bytes, mut count, mut first) = (0i64, 0i64, None);
         session.scan(records, b"", None, false, &mut |k, v| {
+            if is_filler(v) {
+                return true;
+            }
             bytes += v.len() as i64;
             count += 1;
             first.get_or_insert(keys::record_id(k));
@@ -149,6 +197,10 @@ pub fn ring_place(ctx: &mut Ctx, coll: &Collection, size: i64) -> Result<i64> {
         })?;
     }
     for (rid, raw) in &victims {
+        if is_filler(raw) {
+            ctx.kv.delete(coll.records, &keys::record_key(*rid))?; // unused space: nothing to count
+            continue;
+        }
         let doc = document::decode(raw)?;
         if rid - 1 == pos {
             // Overwritten in place below: only its index entries go.
@@ -174,8 +226,10 @@ pub fn ring_place(ctx: &mut Ctx, coll: &Collection, size: i64) -> Result<i64> {
 /// Record ids oldest first: ascending, or for a ring from the write position on, wrapping.
 pub fn natural_order(ctx: &mut Ctx, coll: &Collection) -> Result<Vec<i64>> {
     let mut rids = Vec::new();
-    ctx.kv.scan(coll.records, b"", None, false, &mut |k, _| {
-        rids.push(keys::record_id(k));
+    ctx.kv.scan(coll.records, b"", None, false, &mut |k, v| {
+        if !is_filler(v) {
+            rids.push(keys::record_id(k));
+        }
         true
     })?;
     if let Some(capped) = &coll.capped {

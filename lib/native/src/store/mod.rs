@@ -16,12 +16,13 @@
 pub mod capped;
 pub mod document;
 pub mod keys;
+pub mod lock;
 pub mod mongod_layout;
 pub mod oplog;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, RwLock};
 
 use bson::{doc, Bson, Document, RawDocumentBuf};
 use serde_json::{json, Value};
@@ -30,6 +31,8 @@ use crate::engines::{Engine, Session, Table, TableKind};
 use crate::error::{Error, Result};
 use capped::Capped;
 use document::{Filter, Update, UpdateResult};
+pub use lock::Locking;
+use lock::{Held, Latch};
 
 /// Documents per storage transaction when a batch is inserted outside one (mongod's
 /// internalInsertMaxBatchSize): a batch is not atomic, as insertMany is not, and one
@@ -81,16 +84,6 @@ impl Index {
     }
 }
 
-/// MMAPv1's locks, emulated on the mmap stand-in (MongoDB 2.6: one reader-writer lock per
-/// database; 3.0: per collection, under an intent lock on the database). The other engines
-/// have document-level concurrency and take none.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Locking {
-    None,
-    Collection,
-    Database,
-}
-
 pub struct Collection {
     pub name: String,
     records: Table,
@@ -99,7 +92,7 @@ pub struct Collection {
     indexes: RwLock<Vec<Arc<Index>>>,
     next_id: AtomicI64,
     pub capped: Option<Capped>,
-    lock: RwLock<()>,
+    lock: Arc<Latch>,
 }
 
 impl Collection {
@@ -122,7 +115,7 @@ pub struct RecordStore {
     catalog: Table,
     collections: RwLock<HashMap<String, Arc<Collection>>>,
     pub options: StoreOptions,
-    db_lock: RwLock<()>,
+    db_lock: Arc<Latch>,
     oplog: Option<Arc<Collection>>,
     trimmer: std::sync::Mutex<Option<oplog::Trimmer>>,
     pub conflicts: AtomicU64,
@@ -136,7 +129,7 @@ impl RecordStore {
             catalog,
             collections: RwLock::new(HashMap::new()),
             options,
-            db_lock: RwLock::new(()),
+            db_lock: Latch::new(),
             oplog: None,
             trimmer: std::sync::Mutex::new(None),
             conflicts: AtomicU64::new(0),
@@ -155,8 +148,8 @@ impl RecordStore {
     }
 
     pub fn session(self: &Arc<Self>) -> Result<Ctx> {
-        Ok(Ctx { store: self.clone(), kv: self.engine.session()?, in_txn: false, capped_inserts: Vec::new(),
-                 scratch: Vec::with_capacity(256) })
+        Ok(Ctx { store: self.clone(), kv: self.engine.session()?, in_txn: false, txn_locks: Vec::new(),
+                 capped_inserts: Vec::new(), scratch: Vec::with_capacity(256) })
     }
 
     // -- catalog ------------------------------------------------------------------------------
@@ -201,9 +194,12 @@ impl RecordStore {
             indexes: RwLock::new(Vec::new()),
             next_id: AtomicI64::new(1),
             capped,
-            lock: RwLock::new(()),
+            lock: Latch::new(),
         };
         self.recover(&coll)?;
+        if coll.capped.as_ref().map(|c| c.is_ring()).unwrap_or(false) && coll.next_id.load(Ordering::Relaxed) == 1 {
+            capped::preallocate(self.engine.as_ref(), records, coll.capped.as_ref().unwrap().cap_bytes)?;
+        }
         Ok(coll)
     }
 
@@ -272,8 +268,8 @@ impl RecordStore {
         config["oplog"] = json!(self.options.oplog);
         config["oplog_size_mb"] = json!(self.options.oplog_bytes >> 20);
         config["layout"] = json!("mongod's: record ids, a unique _id index, KeyString-shaped index keys");
-        if self.options.locking != Locking::None {
-            config["emulated_lock"] = json!(format!("{:?}", self.options.locking).to_lowercase());
+        if self.engine.name() == "lmdb" {
+            config["emulated_lock"] = json!(self.options.locking.name());
         }
         if self.options.ring_capped {
             config["capped_collections"] = json!("preallocated rings, overwritten in place (MMAPv1)");
@@ -335,29 +331,26 @@ pub struct Ctx {
     /// Inside a transaction every call joins it; a multi-call transaction on a store with
     /// emulated locks holds the database lock for its whole length, so calls inside it take none.
     in_txn: bool,
+    /// The emulated lock an explicit transaction holds until it ends.
+    txn_locks: Vec<Held>,
     /// Capped collections this transaction inserted into, with the bytes added.
     capped_inserts: Vec<(Arc<Collection>, i64)>,
     scratch: Vec<u8>,
-}
-
-enum Guard<'a> {
-    Read(#[allow(dead_code)] RwLockReadGuard<'a, ()>),
-    Write(#[allow(dead_code)] RwLockWriteGuard<'a, ()>),
 }
 
 impl Ctx {
     // -- locking and transactions -------------------------------------------------------------
     /// Takes the emulated MMAPv1 locks for one call (none on engines with document-level
     /// concurrency, or inside a multi-call transaction that holds the database lock).
-    fn lock<'a>(&self, db: &'a RwLock<()>, coll: &'a Collection, write: bool) -> Vec<Guard<'a>> {
-        match self.store.options.locking {
-            Locking::None => Vec::new(),
-            Locking::Database => vec![if write { Guard::Write(db.write().unwrap()) } else { Guard::Read(db.read().unwrap()) }],
-            Locking::Collection => vec![
-                Guard::Read(db.read().unwrap()), // the intent lock on the database
-                if write { Guard::Write(coll.lock.write().unwrap()) } else { Guard::Read(coll.lock.read().unwrap()) },
-            ],
-        }
+    fn lock(&self, coll: &Collection, write: bool) -> Vec<Held> {
+        let store = &self.store;
+        lock::acquire(store.options.locking, &store.db_lock, &coll.lock, store.oplog.as_ref().map(|o| &o.lock), write)
+    }
+
+    /// A transaction of several calls may touch several collections: it holds its database
+    /// exclusively (under either emulated lock) from begin to end.
+    fn transaction_lock(&self) -> Option<Held> {
+        (self.store.options.locking != Locking::None).then(|| self.store.db_lock.write())
     }
 
     /// Runs `f` in one write transaction, retried on write conflicts with mongod's backoff
@@ -367,8 +360,7 @@ impl Ctx {
         if self.in_txn {
             return f(self);
         }
-        let store = self.store.clone();
-        let _db_guard = if store.options.locking != Locking::None { Some(store.db_lock.write().unwrap()) } else { None };
+        let _held = self.transaction_lock();
         for attempt in 0u32.. {
             let result = self.attempt(&mut f);
             match result {
@@ -415,7 +407,12 @@ impl Ctx {
         if self.in_txn {
             return Err(Error::other("a transaction is already open on this session"));
         }
-        self.kv.begin(true)?;
+        // The emulated lock first, then the engine's writer: the order every call takes them in.
+        self.txn_locks.extend(self.transaction_lock());
+        if let Err(e) = self.kv.begin(true) {
+            self.txn_locks.clear();
+            return Err(e);
+        }
         self.in_txn = true;
         self.capped_inserts.clear();
         Ok(())
@@ -426,13 +423,15 @@ impl Ctx {
             return Err(Error::other("no transaction is open on this session"));
         }
         self.in_txn = false;
-        match self.kv.commit() {
+        let result = match self.kv.commit() {
             Ok(()) => self.after_commit(),
             Err(e) => {
                 self.kv.rollback();
                 Err(e)
             }
-        }
+        };
+        self.txn_locks.clear();
+        result
     }
 
     pub fn abort_explicit(&mut self) {
@@ -440,6 +439,7 @@ impl Ctx {
             self.in_txn = false;
             self.kv.rollback();
         }
+        self.txn_locks.clear();
     }
 
     /// One call: its own write transaction, after the emulated locks.
@@ -448,7 +448,7 @@ impl Ctx {
             return f(self);
         }
         let store = self.store.clone();
-        let _guards = self.lock(&store.db_lock, coll, true);
+        let _held = self.lock(coll, true);
         for attempt in 0u32.. {
             match self.attempt(&mut f) {
                 Err(e) if e.is_conflict() => {
@@ -469,8 +469,7 @@ impl Ctx {
         if self.in_txn {
             return f(self);
         }
-        let store = self.store.clone();
-        let _guards = self.lock(&store.db_lock, coll, false);
+        let _held = self.lock(coll, false);
         self.kv.begin(false)?;
         let result = f(self);
         self.kv.rollback();
@@ -512,7 +511,9 @@ impl Ctx {
         let mut docs = Vec::new();
         self.read_call(&coll, |c| {
             c.kv.scan(coll.records, b"", None, false, &mut |k, v| {
-                docs.push((keys::record_id(k), v.to_vec()));
+                if !capped::is_filler(v) {
+                    docs.push((keys::record_id(k), v.to_vec()));
+                }
                 true
             })
         })?;

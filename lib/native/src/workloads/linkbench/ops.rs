@@ -2,7 +2,9 @@
 //! - `exact`: MySQL's reference semantics (LinkStoreMysql): a link and its count change in one
 //!   transaction, so counts always equal the visible links;
 //! - `linkbenchx`: what LinkbenchX's MongoDB store did against MongoDB 3.x
-//!   (Percona-Lab/linkbenchX, LinkStoreMongoDBv2.java, addLinkImpl / deleteLinkImpl): separate
+//!   (Percona-Lab/linkbenchX at 84aeea1, src/main/java/com/percona/LinkBench/LinkStoreMongoDBv2.java,
+//!   addLinkImpl / deleteLinkImpl / addLinksNoCount / addBulkCountsImpl; its
+//!   transaction_support_level=1 asks for TokuMX's MVCC, which MongoDB 3.x refuses): separate
 //!   round trips, no transaction, a replacement upsert of the count document and a `$inc` in
 //!   which the second `put("$inc", ...)` overwrites the first, so an existing count loses its
 //!   `count` field; the consistency check reports the mismatches this leaves, as the post warned.
