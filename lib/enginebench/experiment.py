@@ -6,6 +6,7 @@ unknown names), and the executed notebook is converted to a static HTML page.
 """
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import sys
@@ -14,6 +15,7 @@ from typing import NamedTuple
 
 from .params import load_params
 from .paths import repo_root, reports_dir
+from .report import export
 
 KERNEL = "enginebench"
 
@@ -45,16 +47,18 @@ def to_html(executed: Path, html_path: Path) -> None:
     config.TagRemovePreprocessor.enabled = True
     config.TagRemovePreprocessor.remove_all_outputs_tags = {"hide-output"}
     config.TagRemovePreprocessor.remove_cell_tags = {NBVAL_ONLY_TAG}
-    exporter = HTMLExporter(config=config, exclude_input=True, exclude_input_prompt=True,
-                            exclude_output_prompt=True)
+    # "basic": the cells without JupyterLab's style sheets; report/export.py adds the little CSS used.
+    exporter = HTMLExporter(config=config, template_name="basic", exclude_input=True,
+                            exclude_input_prompt=True, exclude_output_prompt=True)
     body, _ = exporter.from_notebook_node(nbformat.read(executed, as_version=4))
     from .report.contents import finish_page
-    html_path.write_text(finish_page(strip_remote_scripts(body)))
+    page = export.page(export.swap_charts(strip_remote_scripts(body)), title=executed.stem)
+    html_path.write_text(finish_page(page))
 
 
 def strip_remote_scripts(page: str) -> str:
     """The page must render offline: drop the template's CDN scripts (MathJax, require.js), which
-    no report cell needs (charts are embedded PNGs, tables plain HTML)."""
+    no report cell needs (charts are embedded images, tables plain HTML)."""
     return re.sub(r"<script[^>]*\bsrc=[\"']https?://[^>]*>\s*</script>", "", page)
 
 
@@ -126,18 +130,38 @@ def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_d
         # Even a failed execution leaves a notebook whose error cells say what went wrong.
         if executed.exists():
             to_html(executed, html_path)
+            write_summary(executed, Path(run_dir))
             publish_if_latest_complete(exp, Path(run_dir), html_path)
     return Report(html_path, Path(run_dir))
 
 
+def write_summary(executed: Path, run_dir: Path) -> None:
+    """summary.json beside the report: headline numbers and the verdicts the page showed."""
+    from .report.rundata import load_run
+    from .report import summary
+    summary.write_summary(load_run(run_dir), executed)
+
+
 def publish_if_latest_complete(exp: str, run_dir: Path, html_path: Path) -> bool:
     """reports/<exp>.html is a copy of the newest complete run's report: a failed, aborted or
-    older run (RUN= re-renders any) leaves it as it is."""
+    older run (RUN= re-renders any) leaves it as it is. Its links to the run's files are pointed
+    at the run folder from there."""
     from .report.runs import newest_complete
     siblings = [p for p in run_dir.parent.iterdir() if (p / "manifest.json").is_file()]
     if newest_complete(siblings) != run_dir:
         return False
     out_dir = reports_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(html_path, out_dir / f"{exp}.html")
+    copy = out_dir / f"{exp}.html"
+    copy.write_text(point_run_files(html_path.read_text(), os.path.relpath(run_dir, out_dir)))
+    shutil.copystat(html_path, copy)
     return True
+
+
+def point_run_files(page: str, run_folder: str) -> str:
+    """Links to the run's files (html.RUN_FILE_CLASS), relative to the run folder in the page,
+    made relative to a page written elsewhere."""
+    from .report.html import RUN_FILE_CLASS
+    # nbconvert re-serialises HTML outputs, so the quotes may be either kind.
+    return re.sub(rf"""(class=(['"]){RUN_FILE_CLASS}\2 href=(['"]))([^'"]+)""",
+                  lambda m: m.group(1) + Path(run_folder, m.group(4)).as_posix(), page)

@@ -1,11 +1,15 @@
 """`make experiment` at smoke scale, and the report page opened in headless Chromium: it renders
 offline, with no console errors, every chart image decoded, and the sections a reader needs."""
+import json
 import os
 import re
 import shutil
 import subprocess
 import sys
+import urllib.parse
+from io import StringIO
 
+import polars as pl
 import pytest
 
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -63,3 +67,35 @@ def test_page_renders_in_chromium(report, tmp_path):
     for heading in ("Load phase", "Query phase", "Response time", "Claims", "Findings", "Provenance"):
         assert heading in dom, heading
     assert "holds" in dom and "wt.op1" in dom and "rx.op1" in dom
+
+
+def test_every_table_has_a_csv_link_with_its_rows(report):
+    text = report.read_text()
+    tables = re.findall(r"<table class=[\"']eb-table[\"']>(.*?)</table>", text, re.S)
+    with_data = [t for t in tables if "<thead>" in t]  # the provenance table is key/value text
+    assert with_data and all("data:text/csv" in t for t in with_data)
+    for table in with_data:
+        href = re.search(r"href=[\"']data:text/csv;charset=utf-8,([^\"']*)", table).group(1)
+        assert pl.read_csv(StringIO(urllib.parse.unquote(href))).height == table.count("<tr>") - 1  # less the header
+
+
+def test_charts_are_svg_with_alt_text_and_the_page_is_light(report):
+    text = report.read_text()
+    images = re.findall(r"<img class=[\"']eb-chart[\"'] alt=[\"']([^\"']+)[\"'] src=[\"']data:image/(svg|png)", text)
+    assert len(images) >= 5 and all(len(alt) > 40 for alt, _ in images)
+    assert "No description has been provided" not in text
+    assert len(text.encode()) < 600_000, "charts as PNG and the lab style sheets made 2.3 MB"
+
+
+def test_summary_and_run_file_links(report):
+    run = next((report.parent.parent / "results" / "linkbench_cached").iterdir())
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["run_id"] == run.name and summary["status"] == "complete"
+    wt = summary["systems"]["wt.op1"]["phases"]
+    assert wt["run"]["ops_per_s"] > 0 and wt["run"]["latency_ms"]["GET_LINKS_LIST"]["p99_ms"] > 0
+    verdicts = [c["verdict"] for c in summary["claims"]]
+    assert verdicts and "holds" in verdicts and sum(summary["verdicts"].values()) == len(verdicts)
+    for page in (report, run / "report.html"):
+        links = re.findall(r"class=[\"']eb-runfile[\"'] href=[\"']([^\"']+)", page.read_text())
+        assert "intervals.parquet" in " ".join(links)
+        assert all((page.parent / link).resolve().exists() for link in links), links

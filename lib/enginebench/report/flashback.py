@@ -9,6 +9,8 @@ import altair as alt
 import numpy as np
 import polars as pl
 
+from . import palette
+from .charts import symlog_axis
 from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, load_claims, verdict_counts
 from .prose import caveat
 from . import latency
@@ -185,8 +187,8 @@ def latency_chart(table: pl.DataFrame) -> alt.Chart | None:
                                                                       value_name="ms")
     return (alt.Chart(alt.Data(values=long.to_dicts()), title="Mean and P99 latency per op type (ms, symlog scale)")
             .mark_bar()
-            .encode(y=alt.Y("op:N", title=None, sort=list(OP_ORDER)), x=alt.X("ms:Q", scale=alt.Scale(type="symlog"), title="ms"),
-                    color=alt.Color("setup:N"), yOffset="setup:N",
+            .encode(y=alt.Y("op:N", title=None, sort=list(OP_ORDER)), x=symlog_axis(long["ms"], "ms (symlog)"),
+                    color=palette.color("setup", long["setup"].to_list()), yOffset="setup:N",
                     column=alt.Column("stat:N", title=None, sort=["mean_ms", "p99_ms"]))
             .resolve_scale(x="independent")
             .properties(width=300, height=alt.Step(8)))

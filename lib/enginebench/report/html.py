@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import base64
 import html
+import json
+import re
+import urllib.parse
 from datetime import datetime
 
 import numpy as np
@@ -28,6 +31,7 @@ STYLE = """<style>
 .eb-answer {font-size: 16px; border-left: 4px solid #36c; padding-left: 10px}
 .eb-toc {font: 14px system-ui, sans-serif; margin: 10px 0 16px}
 .eb-toc ul {display: flex; flex-wrap: wrap; gap: 4px 18px; list-style: none; padding: 0; margin: 4px 0}
+.eb-csv {font-weight: 400; font-size: 11px; margin-left: 8px; color: #36c}
 </style>"""
 
 
@@ -56,12 +60,24 @@ def _cell(value) -> str:
     return html.escape(str(value))
 
 
+def _csv_link(df: pl.DataFrame, caption: str) -> str:
+    """A link that downloads the table's values (unrounded) as CSV, carried in the page itself
+    as a data: URI, so a mailed or offline page keeps it."""
+    flat = df.with_columns(pl.col(c).map_elements(lambda v: json.dumps(v.to_list() if isinstance(v, pl.Series) else v,
+                                                                 default=str), return_dtype=pl.Utf8)
+                           for c, t in zip(df.columns, df.dtypes) if t.is_nested())
+    name = re.sub(r"[^A-Za-z0-9]+", "-", caption).strip("-").lower() or "table"
+    uri = "data:text/csv;charset=utf-8," + urllib.parse.quote(flat.write_csv(), safe=" ,.-_:/()+*")
+    return f"<a class='eb-csv' download='{name}.csv' href='{uri}' title='the values of this table as CSV'>CSV</a>"
+
+
 def table(df: pl.DataFrame, caption: str = "", classes: dict[str, str] | None = None) -> str:
-    """An HTML table; text columns left-aligned. `classes` maps a cell value to a CSS class."""
+    """An HTML table with a CSV download link; text columns left-aligned. `classes` maps a cell
+    value to a CSS class."""
     if df.is_empty():
         return f"<p><em>{html.escape(caption)}: no rows.</em></p>"
     text_cols = {c for c, t in zip(df.columns, df.dtypes) if t == pl.Utf8}
-    head = "".join(f"<th class='{'text' if c in text_cols else ''}'>{html.escape(c)}</th>" for c in df.columns)
+    head = "".join(f"<th{_class(['text'] if c in text_cols else [])}>{html.escape(c)}</th>" for c in df.columns)
     body = []
     for row in df.iter_rows():
         cells = []
@@ -69,10 +85,14 @@ def table(df: pl.DataFrame, caption: str = "", classes: dict[str, str] | None = 
             css = ["text"] if c in text_cols else []
             if classes and isinstance(v, str) and v in classes:
                 css.append(classes[v])
-            cells.append(f"<td class='{' '.join(css)}'>{_cell(v)}</td>")
+            cells.append(f"<td{_class(css)}>{_cell(v)}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    cap = f"<caption>{html.escape(caption)} {_csv_link(df, caption)}</caption>"
     return f"<table class='eb-table'>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _class(names: list[str]) -> str:
+    return f" class='{' '.join(names)}'" if names else ""
 
 
 def side_by_side(*parts: str) -> str:
@@ -201,7 +221,21 @@ def provenance(run: RunData) -> str:
         rows.append((f"system {label}", f"{info.get('version')}; device {info.get('device')}; {config}"))
         rows.append((f"runner of {label}", runner_line(info)))
     body = "".join(f"<tr><th class='text'>{html.escape(k)}</th><td class='text'>{html.escape(str(v))}</td></tr>" for k, v in rows)
-    return STYLE + f"<table class='eb-table'><caption>Provenance</caption>{body}</table>"
+    return STYLE + f"<table class='eb-table'><caption>Provenance</caption>{body}</table>" + run_files(run)
+
+
+# Links to files of the run folder carry this class: the page is written beside them as
+# <run>/report.html, and experiment.to_html points them at the run folder in reports/<exp>.html.
+RUN_FILE_CLASS = "eb-runfile"
+
+
+def run_files(run: RunData) -> str:
+    """Links to the run's own data (its parquet tables and manifest), for analysis elsewhere."""
+    files = sorted(p.name for p in run.path.glob("*.parquet")) + ["manifest.json", "summary.json"]
+    links = " · ".join(f"<a class='{RUN_FILE_CLASS}' href='{html.escape(name)}'>{html.escape(name)}</a>"
+                       for name in files)
+    return (f"<p class='eb-files'>The run's data, in its folder {html.escape(str(run.path))}: {links} "
+            "(summary.json: headline numbers and claim verdicts, machine-readable).</p>")
 
 
 def png_img(png: bytes, alt: str) -> str:

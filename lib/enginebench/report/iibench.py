@@ -7,6 +7,7 @@ import altair as alt
 import polars as pl
 
 from ..paths import reference_dir
+from . import palette
 from .claims import Measured, evaluate, load_claims, magnitude_note
 from .prose import caveat
 from . import latency
@@ -132,7 +133,7 @@ def rate_chart(series: pl.DataFrame, column: str, title: str, y_title: str) -> a
     return (alt.Chart(alt.Data(values=series.select("system", "docs_millions", column).to_dicts()), title=title)
             .mark_line(point=alt.OverlayMarkDef(size=12))
             .encode(x=alt.X("docs_millions:Q", title="documents inserted (millions)", scale=alt.Scale(zero=True)),
-                    y=alt.Y(f"{column}:Q", title=y_title), color=alt.Color("system:N", title="setup"))
+                    y=alt.Y(f"{column}:Q", title=y_title), color=palette.color("system", series["system"].to_list()))
             .properties(width=560, height=240))
 
 

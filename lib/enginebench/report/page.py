@@ -15,6 +15,7 @@ from IPython.display import HTML, Markdown, display
 
 from ..params import load_params
 from . import html, repeats
+from .summary import CLAIMS_MIME, json_safe
 from .rundata import RunData, load_run
 
 CLAIM_COLUMNS = ("id", "claim", "published_ratio", "measured_ratio", "expect", "verdict", "from", "reason")
@@ -40,8 +41,11 @@ def claims(run: RunData, claims_table: Callable) -> pl.DataFrame:
 
 
 def show_claims(table: pl.DataFrame, title: str = "Claims", columns=CLAIM_COLUMNS) -> None:
+    """The claims table; its rows also go out as JSON (CLAIMS_MIME), which the page ignores and
+    summary.json takes its verdicts from."""
     present = [c for c in columns if c in table.columns]
-    display(HTML(html.table(table.select(present), title, classes=VERDICT_CLASSES)))
+    display({"text/html": html.table(table.select(present), title, classes=VERDICT_CLASSES),
+             CLAIMS_MIME: {"claims": json_safe(table.to_dicts())}}, raw=True)
 
 
 def show_repeats(run: RunData) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from . import palette
 from .emulation import emulation_slice_ms, flag_note
 from .rundata import RunData
 
@@ -107,7 +108,8 @@ def physical_limit_chart(run: RunData) -> alt.Chart | None:
     if not rows or all(r["cap"] is None for r in rows):
         return None
     data = alt.Data(values=rows)
-    base = alt.Chart(data).encode(x=alt.X("interval:O", title="query interval"), color=alt.Color("system:N", title="setup"))
+    base = alt.Chart(data).encode(x=alt.X("interval:O", title="query interval"),
+                                  color=palette.color("system", [r["system"] for r in rows]))
     bars = base.mark_bar().encode(y=alt.Y("reads_per_s:Q", title="storage reads per second (ops/s x r/o)"),
                                   xOffset="system:N")
     cap = alt.Chart(data).mark_rule(strokeDash=[6, 4], color="black").encode(y="max(cap):Q")

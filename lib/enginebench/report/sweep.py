@@ -7,6 +7,7 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
+from . import palette
 from .rundata import RunData, merge_histograms
 
 COLUMNS = {"system": pl.Utf8, "fraction": pl.Float64, "offered_per_s": pl.Float64, "achieved_per_s": pl.Float64,
@@ -46,7 +47,8 @@ def sweep_chart(table: pl.DataFrame) -> alt.Chart | None:
     return (alt.Chart(long).mark_line(point=True)
             .encode(x=alt.X("achieved_per_s:Q", title="achieved requests/s"),
                     y=alt.Y("p99_ms:Q", title="p99 latency (ms, log)", scale=alt.Scale(type="log")),
-                    color=alt.Color("system:N"), strokeDash=alt.StrokeDash("latency:N", title="p99 measured"),
+                    color=palette.color("system", table["system"].to_list()),
+                    strokeDash=alt.StrokeDash("latency:N", title="p99 measured"),
                     tooltip=["system", "fraction", "achieved_per_s", "latency", "p99_ms"])
             .properties(width=520, height=280, title="Latency against throughput (open-loop rate sweep)"))
 

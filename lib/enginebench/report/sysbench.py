@@ -9,6 +9,8 @@ import altair as alt
 import polars as pl
 
 from ..paths import reference_dir
+from . import palette
+from .charts import time_unit
 from .claims import Measured, evaluate, load_claims
 from .rundata import RunData, phase_summary
 
@@ -58,10 +60,13 @@ def throughput_chart(run: RunData) -> alt.Chart | None:
                          "seconds": (row["interval"] + 1) * row["seconds"], "tps": row["ops_per_s"]})
     if not rows:
         return None
+    divisor, unit = time_unit(max(r["seconds"] for r in rows))
+    rows = [{**r, "elapsed": r["seconds"] / divisor} for r in rows]
     return (alt.Chart(alt.Data(values=rows), title="Transactions per second, every interval")
             .mark_line()
-            .encode(x=alt.X("seconds:Q", title="seconds into the run"), y=alt.Y("tps:Q", title="transactions/s"),
-                    color=alt.Color("system:N", title="engine"), row=alt.Row("memory:N", title="memory limit"))
+            .encode(x=alt.X("elapsed:Q", title=f"{unit} into the run"), y=alt.Y("tps:Q", title="transactions/s"),
+                    color=palette.color("system", [r["system"] for r in rows], title="engine"),
+                    row=alt.Row("memory:N", title="memory limit"))
             .properties(width=560, height=140))
 
 
