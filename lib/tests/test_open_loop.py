@@ -28,11 +28,11 @@ def test_open_loop_above_capacity(tmp_path, monkeypatch, isolated_run):
 
 def test_rate_sweep_gives_a_latency_throughput_curve(isolated_run):
     """The smoke scale of linkbench_cached sweeps 0.5x and 1.5x of its closed-loop throughput."""
-    from enginebench.report.sweep import sweep_chart, sweep_finding, sweep_table
+    from enginebench.report.rate_sweep import curve_chart, curve_finding, curve_table
     params = load_params("linkbench_cached", "smoke")
     assert params["phases"]["rate_sweep"]["fractions"] == [0.5, 1.5]
     run = load_run(driver.run("linkbench_cached", "smoke", "embedded"))
-    curve = sweep_table(run)
+    curve = curve_table(run)
     # Every system completes: the sweep continues the measured phase's request streams, so it
     # adds no node id twice (fresh requesters would, and fail on duplicate keys).
     assert {s["label"]: s["status"] for s in run.systems} == {s["label"]: "complete" for s in run.systems}
@@ -43,5 +43,5 @@ def test_rate_sweep_gives_a_latency_throughput_curve(isolated_run):
         assert closed.max() - closed.min() < 1e-6 * closed.max()  # both scaled from the same closed-loop rate
         assert (points["achieved_per_s"] > 0).all()
         assert (points["intended_p99_ms"] >= points["service_p99_ms"] * 0.999).all()
-    assert sweep_chart(curve) is not None
-    assert "Latency against throughput" in sweep_finding(curve)
+    assert curve_chart(curve) is not None
+    assert "Latency against throughput" in curve_finding(curve)

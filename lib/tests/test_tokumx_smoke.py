@@ -51,9 +51,9 @@ def test_client_sweep_experiments(isolated_run, exp, unit):
     for s in run.systems:
         assert [p["phase"] for p in s["phases"]] == ["load"] + [f"clients={n}" for n in range(1, 7)]
         assert s["consistency"]["mismatches"] == 0
-    table = tk.sweep_table(run)
+    table = tk.client_sweep_table(run)
     assert table.columns[3] == unit and table.height == 24 and (table[unit] > 0).all()
-    best = tk.sweep_max(run)
+    best = tk.client_sweep_max(run)
     assert best.height == 4 and set(best["at clients"]) <= set(range(1, 7))
     claims = tk.claims_table(run)
     assert claims.height == 1 and claims["verdict"][0] == NOT_EVALUATED

@@ -43,7 +43,7 @@ def number(value: float) -> str:
         return f"{value:,.0f}"
     if size >= 10:
         return f"{value:.1f}"
-    if size == 0:
+    if value == 0:
         return "0"
     return np.format_float_positional(value, precision=3, unique=False, fractional=False, trim="-")
 

@@ -162,7 +162,7 @@ def client_count(phase: str) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def sweep_table(run: RunData, latency: bool = True) -> pl.DataFrame:
+def client_sweep_table(run: RunData, latency: bool = True) -> pl.DataFrame:
     """Per system and client count: the counted rate (updates/s or reads/s) over the phase, the
     findOne rate, and (with `latency`) the counted op's p50/p99 from HdrHistograms merged exactly."""
     counted = "UPDATE" if kind(run) == "read_update" else "FIND_ONE"
@@ -190,9 +190,9 @@ def sweep_table(run: RunData, latency: bool = True) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def sweep_max(run: RunData) -> pl.DataFrame:
+def client_sweep_max(run: RunData) -> pl.DataFrame:
     """Each system's maximum over the client counts (the post's "max throughput")."""
-    table = sweep_table(run, latency=False)
+    table = client_sweep_table(run, latency=False)
     if table.is_empty():
         return table
     unit = table.columns[3]
@@ -274,7 +274,7 @@ def _value(run: RunData, label: str, metric: str) -> float | None:
     if metric == "size_gb":
         return (insert_figures(run, label) or {}).get("size_bytes")
     if metric in ("max_update_rate", "max_read_rate"):
-        best = sweep_max(run)
+        best = client_sweep_max(run)
         best = best.filter(pl.col("setup") == label) if not best.is_empty() else best
         return float(best.row(0)[2]) if best.height else None
     return None
@@ -366,8 +366,8 @@ def _insert_findings(run: RunData) -> list[str]:
     return lines
 
 
-def _sweep_findings(run: RunData) -> list[str]:
-    table = sweep_table(run, latency=False)
+def _client_sweep_findings(run: RunData) -> list[str]:
+    table = client_sweep_table(run, latency=False)
     if table.is_empty():
         return []
     unit = table.columns[3]
@@ -398,7 +398,7 @@ def findings(run: RunData, claims: pl.DataFrame, stand_ins: pl.DataFrame | None 
     lines = [replication_note(run)] if kind(run) == "insert" else []
     if not done and not stale_findings(run):
         lines.append("No system completed, so there is nothing to compare; the banner above says why.")
-    lines += _insert_findings(run) if kind(run) == "insert" else _sweep_findings(run)
+    lines += _insert_findings(run) if kind(run) == "insert" else _client_sweep_findings(run)
     counts = {v: claims.filter(pl.col("verdict") == v).height for v in (HOLDS, FAILS, NOT_EVALUATED, INCONCLUSIVE)}
     inconclusive = f", {counts[INCONCLUSIVE]} inconclusive over the repeated runs" if counts[INCONCLUSIVE] else ""
     lines.append(f"**Claims.** {counts[HOLDS]} hold, {counts[FAILS]} do not hold, "

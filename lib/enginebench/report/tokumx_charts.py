@@ -75,7 +75,7 @@ def storage_chart(table: pl.DataFrame) -> alt.Chart | None:
             .properties(width=480, height=alt.Step(22)))
 
 
-def sweep_chart(table: pl.DataFrame) -> alt.Chart | None:
+def client_sweep_chart(table: pl.DataFrame) -> alt.Chart | None:
     """Throughput against client count, one line per system."""
     if table.is_empty():
         return None

@@ -15,7 +15,7 @@ COLUMNS = {"system": pl.Utf8, "fraction": pl.Float64, "offered_per_s": pl.Float6
            "intended_p99_ms": pl.Float64}
 
 
-def sweep_table(run: RunData) -> pl.DataFrame:
+def curve_table(run: RunData) -> pl.DataFrame:
     rows = []
     for system in run.systems:
         for point in system.get("rate_sweep") or []:
@@ -37,7 +37,7 @@ def sweep_table(run: RunData) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=COLUMNS)
 
 
-def sweep_chart(table: pl.DataFrame) -> alt.Chart | None:
+def curve_chart(table: pl.DataFrame) -> alt.Chart | None:
     if table.is_empty():
         return None
     long = table.unpivot(index=["system", "achieved_per_s", "fraction"],
@@ -53,7 +53,7 @@ def sweep_chart(table: pl.DataFrame) -> alt.Chart | None:
             .properties(width=520, height=280, title="Latency against throughput (open-loop rate sweep)"))
 
 
-def sweep_finding(table: pl.DataFrame) -> str:
+def curve_finding(table: pl.DataFrame) -> str:
     """What the curve says, per system, from the lowest and the highest offered rate."""
     if table.is_empty():
         return ""
