@@ -19,7 +19,7 @@ make experiment EXP=<name> [SCALE={'|'.join(SCALES)}] [TARGET=auto|embedded|mong
     SCALE defaults to {DEFAULT_SCALE}; smoke takes seconds, default minutes on 2 cores, paper the post's own sizes.
     RUN=data/results/<exp>/<run> re-renders that run's report and runs nothing.
 make reports                  reports/index.html: the latest complete run of each experiment and scale
-make compare A=<run> B=<run>  what differs between two runs (results folders) and their headline ratios
+make compare A=<run> B=<run>  what changed between two runs: headline ratios against noise, host speed, verdicts
 make test | test-uri | bench | setup | setup-legacy | standin | notebooks | clean
 Environment:
     MONGOD=/path/to/mongod          the server TARGET=mongod starts (else the first mongod on PATH)

@@ -3,6 +3,7 @@ import polars as pl
 
 from enginebench.driver import run
 from enginebench.report import iibench as ib
+from enginebench.report.compare import write_comparison
 from enginebench.report.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED
 from enginebench.report.repeats import combine_claims, group_runs, section, spread_table
 from enginebench.report.rundata import load_run
@@ -33,7 +34,7 @@ def test_one_table_is_returned_as_it_is():
     assert combine_claims([a]).equals(a)
 
 
-def test_two_grouped_runs_give_a_spread(isolated_run):
+def test_two_grouped_runs_give_a_spread(isolated_run, monkeypatch):
     group = {"group": "iibench_500m-test-x2", "of": 2}
     paths = [run("iibench_500m", "smoke", "embedded", repeat={**group, "index": i}) for i in (1, 2)]
     assert paths[0] != paths[1]  # never overwritten: each run its own folder
@@ -48,3 +49,8 @@ def test_two_grouped_runs_give_a_spread(isolated_run):
     claims = combine_claims([ib.claims_table(r) for r in runs])
     assert set(claims["verdict"]) <= {HOLDS, FAILS, NOT_EVALUATED, INCONCLUSIVE}
     assert "2 runs of this experiment" in section(last)
+    assert set(spread["unit"]) >= {"ops/s", "ms", "us/op", "MiB"}
+    # make compare of the two: each headline difference is judged against the group's own CV.
+    monkeypatch.setenv("ENGINEBENCH_REPORTS", str(isolated_run / "reports"))
+    page = write_comparison(paths[0], paths[1]).read_text()
+    assert "noise (2 x CV = " in page and "Verdict per claim, A and B" in page

@@ -34,6 +34,8 @@ def test_index_lists_experiments_with_verdicts_and_working_links(tmp_path):
     comparison = Path(out.stdout.split("comparison: ")[1].strip())
     text = comparison.read_text()
     assert "B / A" in text and "irate" not in text and "ops/s" in text and first.name in text
+    assert "no repeats: noise unknown" in text and "Host-speed probe, A and B" in text
+    assert "Verdict per claim, A and B" in text and "p50 and p99 per op type (ms)" in text
     shot = tmp_path / "index.png"
     subprocess.run([chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1400,600",
                     f"--screenshot={shot}", index.as_uri()], capture_output=True, timeout=120)

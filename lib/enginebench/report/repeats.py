@@ -13,8 +13,8 @@ import math
 import polars as pl
 
 from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED
-from .compare import HEADLINES
-from .rundata import RunData, load_run, phase_summary
+from .headlines import headline_figures, unit_of
+from .rundata import RunData, load_run
 
 
 def group_runs(run: RunData) -> list[RunData]:
@@ -45,17 +45,25 @@ def spread_table(runs: list[RunData]) -> pl.DataFrame:
     labels = [s["label"] for s in runs[0].systems]
     for label in labels:
         for phase in ("load", "run"):
-            summaries = [phase_summary(r.intervals, label, phase) for r in runs]
-            summaries = [s for s in summaries if s]
-            if not summaries:
-                continue
-            for key, name in HEADLINES:
-                values = [s[key] for s in summaries if s.get(key) is not None]
-                if values:
-                    rows.append({"system": label, "phase": phase, "metric": name, **_spread(values)})
-    return pl.DataFrame(rows, schema={"system": pl.Utf8, "phase": pl.Utf8, "metric": pl.Utf8, "n": pl.Int64,
-                                      "mean": pl.Float64, "min": pl.Float64, "max": pl.Float64,
+            figures = [headline_figures(r, label, phase) for r in runs]
+            figures = [f for f in figures if f]
+            for name in dict.fromkeys(name for f in figures for name in f):  # headline order
+                values = [f[name] for f in figures if name in f]
+                rows.append({"system": label, "phase": phase, "metric": name, "unit": unit_of(name),
+                             **_spread(values)})
+    return pl.DataFrame(rows, schema={"system": pl.Utf8, "phase": pl.Utf8, "metric": pl.Utf8, "unit": pl.Utf8,
+                                      "n": pl.Int64, "mean": pl.Float64, "min": pl.Float64, "max": pl.Float64,
                                       "cv_pct": pl.Float64})
+
+
+def noise_cv(run: RunData) -> dict[tuple[str, str, str], float]:
+    """{(system, phase, metric): coefficient of variation in %} over run's repeat group; empty
+    when the run has no completed siblings, so its noise is unknown."""
+    runs = group_runs(run)
+    if len(runs) < 2:
+        return {}
+    return {(r["system"], r["phase"], r["metric"]): r["cv_pct"]
+            for r in spread_table(runs).iter_rows(named=True) if r["n"] > 1 and r["cv_pct"] is not None}
 
 
 def combine_claims(tables: list[pl.DataFrame]) -> pl.DataFrame:
