@@ -30,7 +30,7 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("experiments", help="list the experiments")
     sub.add_parser("help", help="the commands, variables and experiments with their questions and times")
     sub.add_parser("reports", help="write reports/index.html over all runs")
-    c = sub.add_parser("compare", help="compare two runs: differences and headline ratios")
+    c = sub.add_parser("compare", help="compare two runs: what changed, against the noise of repeats and the host's speed")
     c.add_argument("a")
     c.add_argument("b")
     sub.add_parser("bench", help="measure the harness itself (client CPU, sampler cost, start-up)")

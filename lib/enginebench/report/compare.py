@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 import polars as pl
 
 from ..families import family
@@ -23,33 +22,9 @@ from .differences import (NO_REPEATS, NOISE_CVS, headline_differences, latency_d
                           provenance_differences, verdict_differences)
 from .hostspeed import probe_ratio, probe_table
 from .html import STYLE, number, table
+from .page import VERDICT_CLASSES
 from .rundata import RunData, load_run
 from .runs import find_run
-
-# Right-aligns the figures compare.py formats itself (figure()).
-NUMBER_STYLE = "<style>.eb-table td.eb-num {text-align: right}</style>"
-VERDICT_CLASSES = {"holds": "eb-holds", "does not hold": "eb-fails", "not evaluated": "eb-na",
-                   "changed": "eb-fails", NO_REPEATS: "eb-na"}
-
-
-def figure(value: float | None) -> str:
-    """html.number(), except that a figure under 0.05 keeps three significant digits: a
-    difference between 0.004 and 0.1 reads/op must not show as one between 0 and 0.1."""
-    if value is None or value != value:
-        return "n/a"
-    if value == 0 or abs(value) >= 0.05:
-        return number(value)
-    return np.format_float_positional(value, precision=3, unique=False, fractional=False, trim="-")
-
-
-def figures_table(df: pl.DataFrame, caption: str) -> str:
-    """html.table with the float columns formatted by figure() and right-aligned."""
-    floats = [c for c, t in zip(df.columns, df.dtypes) if t == pl.Float64]
-    texts = {c: [figure(v) for v in df[c]] for c in floats}
-    shown = df.with_columns(pl.Series(c, texts[c], dtype=pl.Utf8) for c in floats)
-    numbers = {text: "eb-num" for column in texts.values() for text in column}
-    return table(shown, caption, classes={**numbers, **VERDICT_CLASSES})
-
 
 def family_claims(run: RunData) -> pl.DataFrame:
     """The claims the run's own report shows: its family's, combined over its repeat group."""
@@ -92,7 +67,7 @@ def lead(headlines: pl.DataFrame, verdicts: pl.DataFrame | None) -> str:
     """What changed most: the three largest headline differences not within noise, and the
     verdicts that changed."""
     notable = headlines.filter(~pl.col("noise").str.starts_with("within") & pl.col("B / A").is_not_null()).head(3)
-    parts = [f"{html_lib.escape(r['system'])} {r['phase']} {html_lib.escape(r['metric'])} x{figure(r['B / A'])} "
+    parts = [f"{html_lib.escape(r['system'])} {r['phase']} {html_lib.escape(r['metric'])} x{number(r['B / A'])} "
              f"({html_lib.escape(r['noise'])})" for r in notable.iter_rows(named=True)]
     text = ("Largest differences: " + "; ".join(parts) + ".") if parts else "No headline difference beyond noise."
     if verdicts is not None:
@@ -115,11 +90,11 @@ def headline_section(headlines: pl.DataFrame, noise: tuple[dict, dict]) -> str:
         "Per system and phase, B / A for each headline number, the largest effect |ln(B / A)| first (a halving "
         "ranks with a doubling). p99 is over all op types of the phase; a number that is 0 in both runs is left "
         "out, and one that is 0 in one run only has no ratio (n/a). " + rule)
-        + figures_table(headlines, "Headline numbers, B / A, largest difference first"))
+        + table(headlines, "Headline numbers, B / A, largest difference first"))
 
 
 def host_section(a: RunData, b: RunData, probes: float | None) -> str:
-    meaning = (f"B's host ran the probe {figure(probes)} times as fast as A's (mean of start and end). "
+    meaning = (f"B's host ran the probe {number(probes)} times as fast as A's (mean of start and end). "
                if probes else "At least one run has no probe, so no ratio is corrected. ")
     return ("<h2 id='host'>Host speed</h2>" + _p(
         "Each run times a fixed piece of the harness's single-threaded work (BSON encode, decode and hash) at its "
@@ -128,14 +103,14 @@ def host_section(a: RunData, b: RunData, probes: float | None) -> str:
         "Its limits: the probe measures one thread of Python work, not the engines' compiled code, the device or "
         "memory; only a figure bound by the CPU moves with it, so counts and bytes (r/o, KB/o, size) are not "
         "corrected, and the host's speed between the two probes is not known.")
-        + figures_table(probe_table(a, b), "Host-speed probe, A and B"))
+        + table(probe_table(a, b), "Host-speed probe, A and B"))
 
 
 def latency_section(a: RunData, b: RunData, probes: float | None) -> str:
     return ("<h2 id='latency'>Latency per op type</h2>"
             + _p("Response times from each phase's exactly merged histograms, for the op types both runs timed; "
                  "the largest p99 change first.")
-            + figures_table(latency_differences(a, b, probes), "p50 and p99 per op type (ms), B / A"))
+            + table(latency_differences(a, b, probes), "p50 and p99 per op type (ms), B / A"))
 
 
 def verdict_section(verdicts: pl.DataFrame | None, a: RunData, b: RunData) -> str:
@@ -146,7 +121,7 @@ def verdict_section(verdicts: pl.DataFrame | None, a: RunData, b: RunData) -> st
                          "no verdicts are compared.")
     return (head + _p("Each run's claims as its own report shows them (combined over its repeats); a measured "
                       "ratio has no unit (one system's figure over the other's). Changed verdicts first.")
-            + figures_table(verdicts, "Verdict per claim, A and B"))
+            + table(verdicts, "Verdict per claim, A and B", classes=VERDICT_CLASSES))
 
 
 def compare_verdicts(a: RunData, b: RunData, claims_of: Callable) -> pl.DataFrame | None:
@@ -179,6 +154,6 @@ def write_comparison(path_a: str | Path, path_b: str | Path, claims_of: Callable
     body = page(a, b, out_dir, claims_of)
     title = html_lib.escape(f"{a.manifest['run_id']} (A) against {b.manifest['run_id']} (B)")
     out = out_dir / f"compare-{a.manifest['run_id']}-vs-{b.manifest['run_id']}.html"
-    out.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>{STYLE}{NUMBER_STYLE}"
+    out.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>{title}</title>{STYLE}"
                    f"</head><body style='font-family: system-ui, sans-serif; margin: 24px'>{body}</body></html>")
     return out
