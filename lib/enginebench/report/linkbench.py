@@ -11,7 +11,7 @@ from .claims import Measured, cpu_comparability, evaluate, load_claims
 from .latency import latency_table
 from .rundata import RunData, latest_run, load_run, merged_latency, phase_summary
 
-MB = 1 << 20
+MB, GiB = 1 << 20, 1 << 30
 GB = 1 << 30
 
 
@@ -25,13 +25,13 @@ def post_tables(config: str) -> dict[str, pl.DataFrame]:
     ref = reference_table(config)
     out = {}
     for (phase, hour), group in ref.group_by(["phase", "hour"], maintain_order=True):
-        title = "load" if phase == "load" else f"run, hour {hour}"
+        title = "load" if phase == "load" else f"run, hour {hour} of 1 h"
         out[title] = group.select(
             pl.col("ops"),
-            pl.format("{}/{}", "size_du_gb", "size_apparent_gb").alias("size GB (du/apparent)"),
+            pl.format("{}/{}", "size_du_gb", "size_apparent_gb").alias("size GiB (du/apparent)"),
             pl.col("r_per_op").alias("r/o"), pl.col("wkb_per_op").alias("wKB/o"),
             pl.col("cs_per_op").alias("cs/o"), pl.col("cpu_per_op").alias("cpu/o (vmstat x1e6)"),
-            pl.col("rss_gb").alias("rss GB"), pl.col("setup"))
+            pl.col("rss_gb").alias("rss GiB"), pl.col("setup"))
     return out
 
 
@@ -44,13 +44,13 @@ def _row(summary: dict, label: str, with_rss: bool) -> dict:
     apparent = summary.get("size_apparent_bytes")
     row = {
         "ops": _fmt(summary["ops_per_s"], 0),
-        "size MB (du/apparent)": None if du is None else f"{du / MB:.0f}/{apparent / MB:.0f}",
+        "size GiB (du/apparent)": None if du is None else f"{du / GiB:.3g}/{apparent / GiB:.3g}",
         "r/o": _fmt(summary["r_per_op"], 3), "wKB/o": _fmt(summary["wkb_per_op"], 3),
         "cs/o": _fmt(summary["cs_per_op"], 2), "cpu/o (us)": _fmt(summary["cpu_us_per_op"], 0),
         "client cpu/o (us)": _fmt(summary.get("client_cpu_us_per_op"), 0),
     }
     if with_rss:
-        row["rss MB"] = None if summary.get("rss_bytes") is None else round(summary["rss_bytes"] / MB)
+        row["rss GiB"] = None if summary.get("rss_bytes") is None else float(f"{summary['rss_bytes'] / GiB:.3g}")
     row["setup"] = label
     return row
 
@@ -58,6 +58,7 @@ def _row(summary: dict, label: str, with_rss: bool) -> dict:
 def our_tables(run: RunData) -> dict[str, pl.DataFrame]:
     """Ours in the post's columns: the whole load phase, then each measured interval."""
     out: dict[str, list[dict]] = {}
+    interval_s = run.manifest["params"]["phases"]["measure"]["interval_s"]
     for system in run.systems:
         label = system["label"]
         load = phase_summary(run.intervals, label, "load")
@@ -68,7 +69,7 @@ def our_tables(run: RunData) -> dict[str, pl.DataFrame]:
         intervals = run.intervals.filter((pl.col("system") == label) & (pl.col("phase") == "run"))
         for k in sorted(intervals["interval"].unique().to_list()):
             summary = phase_summary(run.intervals, label, "run", k)
-            out.setdefault(f"run, interval {k + 1}", []).append(_row(summary, label, with_rss=True))
+            out.setdefault(f"run, interval {k + 1} of {interval_s:g} s", []).append(_row(summary, label, with_rss=True))
     return {title: pl.DataFrame(rows) for title, rows in out.items()}
 
 
