@@ -26,3 +26,16 @@ def test_report_drops_schema_checks_and_run_logs_but_keeps_findings(tmp_path):
     assert "Schema(" not in html
     assert "progress line" not in html
     assert "print(verified)" not in html  # inputs are never shown
+
+
+def test_a_system_that_did_not_complete_is_tagged_wherever_a_table_names_it():
+    import polars as pl
+    from enginebench.report import html
+    html.mark_partial([{"label": "wt.op1", "status": "complete"}, {"label": "rx.op1", "status": "failed"},
+                       {"label": "lmdb.op1", "status": "not run"}])
+    try:
+        page = html.table(pl.DataFrame({"setup": ["wt.op1", "rx.op1"], "note": ["rx.op1", "x"]}), "t")
+    finally:
+        html.mark_partial([])
+    assert "<td class='text'>rx.op1 (failed: partial)</td>" in page and "wt.op1 (" not in page
+    assert "<td class='text'>rx.op1</td>" in page  # only the system columns are tagged

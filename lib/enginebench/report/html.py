@@ -71,6 +71,23 @@ def _csv_link(df: pl.DataFrame, caption: str) -> str:
     return f"<a class='eb-csv' download='{name}.csv' href='{uri}' title='the values of this table as CSV'>CSV</a>"
 
 
+# The systems of the page's run that did not complete (label -> status), set by page.open_run: a
+# table row that names one is tagged, so a killed system's partial figures never read as a whole run's.
+PARTIAL: dict[str, str] = {}
+SYSTEM_COLUMNS = ("setup", "system")
+
+
+def mark_partial(systems: list[dict]) -> None:
+    PARTIAL.clear()
+    PARTIAL.update({s["label"]: s.get("status") for s in systems if s.get("status") not in ("complete", "not run")})
+
+
+def _shown(column: str, value):
+    if column in SYSTEM_COLUMNS and isinstance(value, str) and value in PARTIAL:
+        return f"{value} ({PARTIAL[value]}: partial)"
+    return value
+
+
 def table(df: pl.DataFrame, caption: str = "", classes: dict[str, str] | None = None) -> str:
     """An HTML table with a CSV download link; text columns left-aligned. `classes` maps a cell
     value to a CSS class."""
@@ -85,7 +102,7 @@ def table(df: pl.DataFrame, caption: str = "", classes: dict[str, str] | None = 
             css = ["text"] if c in text_cols else []
             if classes and isinstance(v, str) and v in classes:
                 css.append(classes[v])
-            cells.append(f"<td{_class(css)}>{_cell(v)}</td>")
+            cells.append(f"<td{_class(css)}>{_cell(_shown(c, v))}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     cap = f"<caption>{html.escape(caption)} {_csv_link(df, caption)}</caption>"
     return f"<table class='eb-table'>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"

@@ -29,10 +29,10 @@ def experiment_params(exp: str, scale: str) -> dict:
 
 def open_run(exp: str, scale: str, target: str, run_dir: str) -> RunData:
     """The run this page reports: `run_dir` when given, else a fresh run of the experiment."""
-    if run_dir:
-        return load_run(Path(run_dir))
     from .. import run as run_experiment  # the driver, imported only when the page runs one
-    return load_run(run_experiment(exp, scale, target))
+    run = load_run(Path(run_dir) if run_dir else run_experiment(exp, scale, target))
+    html.mark_partial(run.systems)
+    return run
 
 
 def claims(run: RunData, claims_table: Callable) -> pl.DataFrame:
