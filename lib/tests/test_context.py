@@ -69,6 +69,15 @@ def test_scale_mapping_on_a_synthetic_run(synthetic_run):
     assert "<table" in html.table(table, "The post's scale and ours")
 
 
+def test_scale_mapping_of_a_client_sweep(synthetic_run):
+    synthetic_run.manifest["params"]["phases"]["measure"] = {"threads": [1, 2, 4], "duration_s": 30}
+    table = context.scale_mapping(synthetic_run)
+    threads = table.filter(pl.col("setting") == "client threads").row(0, named=True)
+    assert threads["this run"] == "1 to 4 (a sweep)" and threads["this run / the post"] == pytest.approx(0.4)
+    measured = table.filter(pl.col("setting") == "measured part").row(0, named=True)
+    assert measured["this run"] == "30 s per client count" and measured["systems"] == "all"
+
+
 def test_normalised_view_on_a_synthetic_run(synthetic_run):
     table = context.normalised_view(synthetic_run)
     rows = {r["metric"]: r for r in table.iter_rows(named=True)}

@@ -30,6 +30,11 @@ class Pair:
     note: str = ""
 
 
+def _in_gib(values: list[float | None]) -> list[float | None]:
+    """Our sizes are bytes; the posts give GB (du's G)."""
+    return [None if v is None else v / GIB for v in values]
+
+
 def _labels(a: dict | None, b: dict | None) -> tuple[str, str]:
     return (a["label"] if a else "no b-tree system", b["label"] if b else "no LSM system")
 
@@ -60,8 +65,7 @@ def linkbench_pairs(run: RunData) -> tuple[list[Pair], str]:
     for metric, (phase, column) in LINKBENCH.items():
         (post_a, post_b), where = _linkbench_post(config, phase, column)
         ours = [linkbench._value(run, s["label"], phase, column, None) if s else None for s in (a, b)]
-        if column == "size_du_gb":  # ours in bytes, the post's in GB
-            ours = [None if v is None else v / GIB for v in ours]
+        ours = _in_gib(ours) if column == "size_du_gb" else ours
         note = cpu_comparability([a, b], phase) if column == "cpu_per_op" and a and b else None
         if note:
             ours = [None, None]
@@ -84,8 +88,7 @@ def iibench_pairs(run: RunData) -> tuple[list[Pair], str]:
     for metric, (column, key) in IIBENCH.items():
         post = [ref.filter(pl.col("server") == s)[column][0] for s in IIBENCH_SERVERS]
         ours = [f.get(key) for f in figures]
-        if key == "size_bytes":  # ours in bytes, the post's in GB
-            ours = [None if v is None else v / GIB for v in ours]
+        ours = _in_gib(ours) if key == "size_bytes" else ours
         out.append(Pair(metric, BTREE_LSM, *post, IIBENCH_SERVERS, *ours, _labels(a, b)))
     return out, ""
 
@@ -135,8 +138,7 @@ def tokumx_pairs(run: RunData) -> tuple[list[Pair], str]:
         post = [next((float(v) for v in ref.filter((pl.col("system") == s) & (pl.col("metric") == post_metric))["value"]
                       if v != "failed"), None) for s in ("MongoDB", "TokuMX")]
         values = [tokumx._value(run, s["label"], ours) if s else None for s in (mmap, fractal)]
-        if ours == "size_gb":  # ours in bytes, the post's in GB
-            values = [None if v is None else v / GIB for v in values]
+        values = _in_gib(values) if ours == "size_gb" else values
         out.append(Pair(metric, MMAP_FRACTAL, *post, ("MongoDB", "TokuMX"), *values,
                         (mmap["label"] if mmap else "no mmap system", fractal["label"] if fractal else "no fractal system"),
                         note if post[0] is not None else "the post's MongoDB run failed: no figure"))

@@ -42,8 +42,14 @@ def _post_values(row: dict) -> list[float | str]:
     return [float(v) * TO_BASE[row["unit"]] for v in row["value"].split(";")]
 
 
-class HostMemory(float):
-    """A system's memory when no limit applied: the host's RAM (the figure, and why it is that)."""
+class Described(float):
+    """A figure that needs words beside it (the host's RAM where no limit applied; the largest of
+    a sweep of client counts): it divides as its number and reads as its text."""
+
+    def __new__(cls, value: float, text: str):
+        made = super().__new__(cls, value)
+        made.text = text
+        return made
 
 
 def _short(value: float) -> str:
@@ -64,8 +70,8 @@ def _duration(seconds: float) -> str:
 def show(fact: str, value) -> str:
     if isinstance(value, str):
         return value
-    if isinstance(value, HostMemory):
-        return f"{_size(value)} (the host's RAM: no memory limit)"
+    if isinstance(value, Described):
+        return value.text
     if fact in ("memory", "cache", "database"):
         return _size(value)
     return _duration(value) if fact == "measured" else f"{value:,.0f}"
@@ -84,7 +90,9 @@ def _memory(run: RunData, system: dict):
     if limit:
         return limit * MIB
     host = (run.manifest.get("host") or {}).get("memory_bytes")
-    return HostMemory(host) if host else "no limit; the host's memory was not recorded"
+    if not host:
+        return "no limit; the host's memory was not recorded"
+    return Described(host, f"{_size(host)} (the host's RAM: no memory limit)")
 
 
 def _cache(system: dict):
@@ -103,7 +111,10 @@ def _database(run: RunData, system: dict):
 
 def _measured(run: RunData, system: dict):
     phases = run.manifest["params"].get("phases") or {}
-    planned = (phases.get("measure") or {}).get("duration_s")
+    measure = phases.get("measure") or {}
+    planned = measure.get("duration_s")
+    if planned and isinstance(measure.get("threads"), list):
+        return Described(planned, f"{_duration(planned)} per client count")
     if planned:
         return float(planned)
     name = _measured_phase(run)  # no planned duration: the phase lasted as long as its work took
@@ -113,7 +124,10 @@ def _measured(run: RunData, system: dict):
 
 def _threads(run: RunData, system: dict):
     phases = run.manifest["params"].get("phases") or {}
-    return float((phases.get("measure") or phases.get("load") or {}).get("threads") or 0) or "not recorded"
+    threads = (phases.get("measure") or phases.get("load") or {}).get("threads")
+    if isinstance(threads, list):  # a sweep of client counts: the post's figure is its largest
+        return Described(max(threads), f"{min(threads)} to {max(threads)} (a sweep)")
+    return float(threads) if threads else "not recorded"
 
 
 def _storage(run: RunData, system: dict):
