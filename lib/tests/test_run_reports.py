@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import polars as pl
 import pytest
 
 EXP = "iibench_500m"
@@ -94,3 +95,21 @@ def test_compare_takes_run_ids(results):
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert Path(out.stdout.split("comparison: ")[1].strip()).exists()
+
+
+def test_context_tables_of_a_real_run(results):
+    """The context tables of a real iibench smoke run: every row of the post's setup, the post's
+    three ratios beside measured ones, and the settings the runner recorded."""
+    from enginebench.report import context
+    from enginebench.report.rundata import load_run
+    run = load_run(results["complete"])
+    scale = context.scale_mapping(run)
+    assert set(scale["source"]) == {"001_722dff21ca67c6a7.txt"}
+    threads = scale.filter(pl.col("setting") == "client threads").row(0, named=True)
+    assert threads["the post"] == "10" and threads["this run / the post"] == pytest.approx(0.2)
+    view = context.normalised_view(run)
+    assert view["metric"].to_list() == ["insert rate", "query rate", "size at the end, GB"]
+    assert view["our ratio"].is_not_null().all() and (view["our ratio"] > 0).all()
+    engines = context.engine_configuration(run)
+    assert {"wt", "rx"} <= set(engines["system"]) and set(engines["settings from"]) == {"the runner"}
+    assert engines.filter(pl.col("system") == "rx")["bloom_bits_per_key"][0] is not None

@@ -106,3 +106,22 @@ def test_report_pieces(smoke_run):
     assert "**Load.**" in text and "**Claims.**" in text
     assert "`counts: linkbenchx`" in text and "a finding, not a fault" in text
     assert json.dumps(run.manifest)  # serialisable as stored
+
+
+def test_context_tables(smoke_run):
+    """The post's scale, its ratios beside ours, and the engine settings, from a real run."""
+    from enginebench.report import context
+    run, _ = smoke_run
+    scale = context.scale_mapping(run)
+    cache = scale.filter((pl.col("setting") == "engine cache") & pl.col("systems").str.contains("wt.op1")).row(0, named=True)
+    assert cache["the post"] == "32 GB" and cache["this run"] == "64 MB" and cache["this run / the post"] == 1 / 512
+    sizes = scale.filter(pl.col("setting") == "database size at the end")
+    assert sizes.height == 4 and (sizes["this run / the post"] > 0).all()  # one per system, each measured
+    view = context.normalised_view(run)
+    queries = view.filter(pl.col("metric") == "queries/s").row(0, named=True)
+    assert queries["the post's ratio"] == pytest.approx(13042 / 10550) and queries["our ratio"] > 0
+    assert queries["same side of 1"] == ("yes" if queries["our ratio"] > 1 else "no")
+    assert queries["our figures"].startswith("wt.op1 ") and " / rx.op1 " in queries["our figures"]
+    engines = context.engine_configuration(run)
+    assert engines["system"].to_list() == ["wt.op1", "rx.op1", "wtlsm.op1", "lmdb.op1"]
+    assert set(engines["settings from"]) == {"the runner"} and engines["cache_size_mb"][0] == "64"

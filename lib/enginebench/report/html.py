@@ -12,6 +12,7 @@ import numpy as np
 import polars as pl
 
 from ..results.calibration import drift
+from .engine_table import engine_configuration
 from .gaps import gap_lines
 from .mmap import mmap_lock_lines
 from .rundata import RunData
@@ -233,12 +234,12 @@ def provenance(run: RunData) -> str:
         ("packages", ", ".join(f"{k} {v}" for k, v in (m.get("packages") or {}).items() if v)),
     ]
     for label, info in (m.get("systems") or {}).items():
-        config = ", ".join(f"{k}={v}" for k, v in (info.get("engine_config") or {}).items()
-                           if not k.endswith("_config") and k != "banner")
-        rows.append((f"system {label}", f"{info.get('version')}; device {info.get('device')}; {config}"))
+        rows.append((f"system {label}", f"{info.get('version')}; device {info.get('device')}; "
+                                        "settings: the engine configuration table below"))
         rows.append((f"runner of {label}", runner_line(info)))
     body = "".join(f"<tr><th class='text'>{html.escape(k)}</th><td class='text'>{html.escape(str(v))}</td></tr>" for k, v in rows)
-    return STYLE + f"<table class='eb-table'><caption>Provenance</caption>{body}</table>" + run_files(run)
+    engines = table(engine_configuration(run), "Engine configuration, as the runner recorded it (n/a: not a setting of that engine)")
+    return STYLE + f"<table class='eb-table'><caption>Provenance</caption>{body}</table>" + engines + run_files(run)
 
 
 # Links to files of the run folder carry this class: the page is written beside them as

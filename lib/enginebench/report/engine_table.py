@@ -1,0 +1,57 @@
+"""Each system's engine settings as one table (one row per system, one column per setting), as
+the runner recorded them when it opened the store: what ran, not what the params asked for.
+
+A system that never opened its store has no recorded settings; its row shows the params' options
+and says so in its `settings from` column."""
+from __future__ import annotations
+
+import polars as pl
+
+from .rundata import RunData
+
+# Recorded, but not settings: the version is its own column, the banner repeats it, and the
+# engine's raw configuration strings (*_config) restate the settings in the engine's syntax.
+NOT_SETTINGS = {"release", "banner"}
+# The settings a reader compares first (cache, compression, blocks, filters, journal, oplog, lock),
+# in this order; any others follow as the systems recorded them.
+FIRST = ("cache_size_mb", "cache", "map_size_gb", "table_type", "block_compressor", "compression",
+         "compression_per_level", "block_size_kb", "bloom_bits_per_key", "lsm_chunk_mb", "log", "wal", "wal_sync",
+         "journal_commit_ms", "sync", "checkpoint_s", "oplog", "oplog_size_mb", "emulated_lock")
+
+
+def _flat(settings: dict, prefix: str = "") -> dict[str, object]:
+    """Nested settings (a mongod's YAML options) as dotted keys, e.g. storage.wiredTiger.cacheSizeGB."""
+    out: dict[str, object] = {}
+    for key, value in settings.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(_flat(value, f"{name}."))
+        elif key not in NOT_SETTINGS and not key.endswith("_config"):
+            out[name] = value
+    return out
+
+
+def _text(value) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v) for v in value)
+    return str(value)
+
+
+def engine_configuration(run: RunData) -> pl.DataFrame:
+    """One row per system: label, engine, version, where the settings come from, then each setting."""
+    rows = []
+    for system in run.systems:
+        recorded = system.get("engine_config")
+        settings = _flat(recorded if recorded else {k: v for k, v in system["options"].items() if k != "version"})
+        rows.append({"system": system["label"], "engine": system.get("engine_reported") or system["engine"],
+                     "version": system.get("version") or system["options"].get("version") or "not recorded",
+                     "settings from": "the runner" if recorded else f"the params ({system.get('status')})",
+                     **{key: _text(value) for key, value in settings.items()}})
+    seen = list(dict.fromkeys(key for row in rows for key in row))
+    columns = seen[:4] + [c for c in FIRST if c in seen] + [c for c in seen[4:] if c not in FIRST]
+    return pl.DataFrame([{c: row.get(c) for c in columns} for row in rows],
+                        schema={c: pl.Utf8 for c in columns})
