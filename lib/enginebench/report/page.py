@@ -48,6 +48,14 @@ def show_claims(table: pl.DataFrame, title: str = "Claims", columns=CLAIM_COLUMN
              CLAIMS_MIME: {"claims": json_safe(table.to_dicts())}}, raw=True)
 
 
+def show_context(run: RunData) -> None:
+    """The post's scale beside this run's, and the post's ratio between its engines beside ours."""
+    from . import context
+    display(HTML(html.table(context.scale_mapping(run), "The post's scale and ours")))
+    display(HTML(html.table(context.normalised_view(run), "The post's ratio between its engines beside ours "
+                            "(b-tree / LSM; TokuMX: MMAPv1 / fractal tree)")))
+
+
 def show_repeats(run: RunData) -> None:
     display(Markdown(repeats.section(run)))
     group = repeats.group_runs(run)
