@@ -9,7 +9,7 @@ from pathlib import Path
 from ..families import FAMILIES
 from ..paths import reports_dir, results_dir
 from ..results.rundir import settle_all
-from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, verdict_counts
+from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, SMOKE, WITHHELD, verdict_counts
 from .html import STYLE
 from . import repeats
 from .rundata import load_run
@@ -21,6 +21,20 @@ def claims_for(run) -> dict | None:
     if family is None:
         return None
     return verdict_counts(repeats.claims(run, family.report_module().claims_table))
+
+
+def verdicts_cell(counts: dict | None) -> str:
+    """The claims column: a smoke run's says it has no verdict; otherwise the counts, with the
+    verdicts withheld for an unsteady run or a drifting host named beside them."""
+    if counts is None:
+        return "not evaluated"
+    if counts[SMOKE]:
+        return (f"<span class='eb-na'>{SMOKE}</span> ({counts[SMOKE]} claims measured, "
+                f"{counts[NOT_EVALUATED]} not evaluated)")
+    withheld = "".join(f", <span class='eb-na'>{counts[v]} {v}</span>" for v in WITHHELD if counts[v])
+    return (f"<span class='eb-holds'>{counts[HOLDS]} hold</span>, <span class='eb-fails'>{counts[FAILS]} do not hold</span>, "
+            f"<span class='eb-na'>{counts[NOT_EVALUATED]} not evaluated</span>"
+            + (f", {counts[INCONCLUSIVE]} inconclusive" if counts[INCONCLUSIVE] else "") + withheld)
 
 
 def runs_by_experiment(base: Path) -> dict[str, list[Path]]:
@@ -58,10 +72,7 @@ def write_index(out: Path | None = None) -> Path:
         report_link = _link(report, "report", out_dir) if report.exists() else "no report rendered"
         earlier = " ".join(_link(r / "report.html" if (r / "report.html").exists() else r / "manifest.json",
                                  r.name, out_dir) for r in runs[1:]) or "none"
-        verdicts = ("not evaluated" if counts is None else
-                    f"<span class='eb-holds'>{counts[HOLDS]} hold</span>, <span class='eb-fails'>{counts[FAILS]} do not hold</span>, "
-                    f"<span class='eb-na'>{counts[NOT_EVALUATED]} not evaluated</span>"
-                    + (f", {counts[INCONCLUSIVE]} inconclusive" if counts[INCONCLUSIVE] else ""))
+        verdicts = verdicts_cell(counts)
         rows.append(f"<tr><td class='text'><b>{html.escape(exp)}</b></td>"
                     f"<td class='text'>{html.escape(latest.name)}</td>"
                     f"<td class='text'>{html.escape(str(manifest.get('started_at', ''))[:19])}</td>"

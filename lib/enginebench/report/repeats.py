@@ -13,6 +13,7 @@ import math
 import polars as pl
 
 from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED
+from .trust import first_withheld, with_size, withhold
 from .compare import HEADLINES
 from .rundata import RunData, load_run, phase_summary
 
@@ -80,8 +81,13 @@ def combine_claims(tables: list[pl.DataFrame]) -> pl.DataFrame:
         else:
             spread = f"over {n} runs"
         evaluated = [v for v in verdicts if v != NOT_EVALUATED]
+        withheld = first_withheld(verdicts)
         if not evaluated:
             row["verdict"] = NOT_EVALUATED
+        elif withheld:  # one run that cannot carry a verdict leaves the group without one
+            source = next(r for r in per_run if r["verdict"] == withheld)
+            row["verdict"] = withheld
+            row["reason"] = f"in {verdicts.count(withheld)} of {n} runs: {source['reason']}"
         elif len(set(evaluated)) == 1 and len(evaluated) == n:
             row["verdict"] = evaluated[0]
         elif len(set(evaluated)) == 1:
@@ -97,8 +103,9 @@ def combine_claims(tables: list[pl.DataFrame]) -> pl.DataFrame:
 
 
 def claims(run: RunData, claims_table) -> pl.DataFrame:
-    """claims_table(run) for a single run; combined over the group for a repeated one."""
-    return combine_claims([claims_table(r) for r in group_runs(run)])
+    """claims_table(run) for a single run, with the verdicts it cannot carry withheld
+    (report/trust.py); combined over the group for a repeated one; with the size agreement."""
+    return with_size(combine_claims([withhold(r, claims_table(r)) for r in group_runs(run)]))
 
 
 def section(run: RunData) -> str:
