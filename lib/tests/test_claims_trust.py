@@ -10,7 +10,7 @@ from enginebench.report.claims import (FAILS, HOLDS, HOST_DRIFTED, NOT_EVALUATED
                                        verdict_counts, verdict_summary)
 from enginebench.report.index import verdicts_cell
 from enginebench.report.rundata import RunData
-from enginebench.report.steady import STEADY_MIN_INTERVALS, steadiness, steady_finding, steady_tail
+from enginebench.report.steady import STEADY_MIN_INTERVALS, steadiness, steady_finding, steady_table, steady_tail
 from enginebench.report.trust import withhold
 
 # linkbench_uncached_disk at the old default scale (3 x 60 s after a cold start), from issue 14.9.
@@ -72,6 +72,10 @@ def test_steady_systems_are_judged_on_the_intervals_that_passed():
     assert "rx.op1 intervals 3-7 of 7 passed" in claim["from"]
     finding = steady_finding(_run(rx, wt))
     assert "last 3 or more query intervals" in finding and "rx.op1" in finding and "intervals 3-7 of 7 passed" in finding
+    table = {r["setup"]: r for r in steady_table(_run(rx, RX_WARMING)).iter_rows(named=True)}
+    assert table["rx.op1"]["steady"] == "yes" and table["wt.op1"]["steady"] == "no"
+    assert table["wt.op1"]["ops/s per interval"] == "394 → 635 → 846"
+    assert "spread ±37%" in table["wt.op1"]["judged on"]
 
 
 # -- trust from the run's own warnings ----------------------------------------------------------

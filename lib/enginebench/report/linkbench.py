@@ -149,6 +149,10 @@ def _cross_experiment(run: RunData, claim: dict) -> Measured:
             if path is None:
                 return Measured(None, "", f"needs a complete run of {exp} (make experiment EXP={exp})")
             runs[exp] = load_run(path)
+            if runs[exp].manifest.get("scale") != run.manifest.get("scale"):
+                # A smoke run beside a default one would compare a tiny database with a real one.
+                return Measured(None, "", f"the latest complete run of {exp} ({path.name}) is at scale "
+                                          f"{runs[exp].manifest.get('scale')}, this one at {run.manifest.get('scale')}")
     m = re.fullmatch(r"(load|run)\.(\w+) \((\w+) / (\w+) per engine\)", claim["metric"])
     if not m:
         return Measured(None, "", f"metric {claim['metric']!r} has no cross-experiment resolver")
