@@ -156,3 +156,12 @@ def test_the_size_column_of_a_claim_without_a_verdict():
     assert size_column(FAILS, 2.43, 0.9) == FAILS
     for verdict in (NOT_STEADY, HOST_DRIFTED, SMOKE, NOT_EVALUATED):
         assert size_column(verdict, 2.43, 2.4) == "no verdict"
+
+
+@pytest.mark.parametrize("exp", ["linkbench_cached", "linkbench_uncached_disk", "linkbench_uncached_ssd"])
+def test_default_scales_leave_room_to_reach_steady_state(exp):
+    """At least twice the rule's intervals: a system warming for the first few, or disturbed in
+    one, still has a passing tail of STEADY_MIN_INTERVALS."""
+    from enginebench.params import load_params
+    measure = load_params(exp, "default")["phases"]["measure"]
+    assert measure["duration_s"] / measure["interval_s"] >= 2 * STEADY_MIN_INTERVALS
