@@ -23,7 +23,8 @@ def test_index_lists_experiments_with_verdicts_and_working_links(tmp_path):
     page = index.read_text()
     for exp in ("linkbench_cached", "iibench_500m"):
         assert exp in page
-    assert len(re.findall(r"\d+ hold</span>", page)) == 2
+    # Smoke runs: the index says they carry no verdict rather than counting holds.
+    assert page.count("smoke: pipeline check, no verdict</span>") == 2 and "hold</span>" not in page
     links = re.findall(r"href='([^']+)'", page)
     assert links and all((index.parent / link).resolve().exists() for link in links)
     assert not re.search(r"(src|href)=[\"']https?://", page)

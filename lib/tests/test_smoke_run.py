@@ -7,7 +7,8 @@ import psutil
 import pytest
 
 from enginebench.report import linkbench as lb
-from enginebench.report.claims import HOLDS, FAILS, NOT_EVALUATED
+from enginebench.report.claims import HOLDS, FAILS, NOT_EVALUATED, NOT_STEADY, SMOKE
+from enginebench.report import repeats
 from enginebench.report.prose import linkbench_findings
 from enginebench.report.rundata import latest_run, load_run
 
@@ -93,7 +94,12 @@ def test_report_pieces(smoke_run):
     assert {"p50_ms", "p99_ms", "p999_ms", "max_ms"} <= set(latency.columns)
     claims = lb.claims_table(run)
     assert claims.height == 8  # the claims of claims.csv that name linkbench_cached
-    assert set(claims["verdict"]) <= {HOLDS, FAILS, NOT_EVALUATED}
+    assert set(claims["verdict"]) <= {HOLDS, FAILS, NOT_EVALUATED, NOT_STEADY}
+    # Two query intervals are fewer than the steady rule asks for: no query-phase verdict.
+    assert set(claims.filter(pl.col("metric").str.starts_with("run.") & pl.col("measured_ratio").is_not_null())["verdict"]) == {NOT_STEADY}
+    # ...and the report, at the smoke scale, gives none at all.
+    shown = repeats.claims(run, lb.claims_table)
+    assert set(shown["verdict"]) <= {SMOKE, NOT_EVALUATED} and "size" in shown.columns
     evaluated = claims.filter(pl.col("verdict") != NOT_EVALUATED)
     assert evaluated.height >= 5 and evaluated["measured_ratio"].is_not_null().all()
     # CPU and context switches per operation are verdicts only where the engine's code took most

@@ -18,6 +18,22 @@ from ..paths import reference_dir
 HOLDS, FAILS, NOT_EVALUATED = "holds", "does not hold", "not evaluated"
 # Over repeated runs (report/repeats.py): some runs hold and some do not.
 INCONCLUSIVE = "inconclusive"
+# Verdicts withheld because the run cannot carry one, whatever its ratio says (report/trust.py).
+NOT_STEADY = "not steady"
+HOST_DRIFTED = "host drifted"
+SMOKE = "smoke: pipeline check, no verdict"
+WITHHELD = (SMOKE, HOST_DRIFTED, NOT_STEADY)
+VERDICTS = (HOLDS, FAILS, NOT_EVALUATED, INCONCLUSIVE, *WITHHELD)
+# For the claims table: only real verdicts are coloured.
+VERDICT_CLASSES = {HOLDS: "eb-holds", FAILS: "eb-fails", NOT_EVALUATED: "eb-na", INCONCLUSIVE: "eb-na",
+                   **{v: "eb-na" for v in WITHHELD}}
+TABLE_COLUMNS = ("id", "claim", "published_ratio", "measured_ratio", "expect", "verdict", "size", "from", "reason")
+
+# The size agrees when the measured effect (log ratio) is within this factor of the published
+# one, either way; a published near-parity (within PARITY of 1) is compared as a ratio instead.
+SIZE_FACTOR = 1.5
+PARITY = 1.1
+SIZE_HOLDS, SIZE_DIRECTION_ONLY = "holds", "direction only"
 
 
 def load_claims(experiment: str) -> pl.DataFrame:
@@ -67,6 +83,7 @@ class Measured:
     ratio: float | None
     detail: str
     reason: str | None = None  # why it could not be measured
+    unsteady: str | None = None  # why a system it reads never reached steady state (report/steady.py)
 
 
 def evaluate(claims: pl.DataFrame, resolve) -> pl.DataFrame:
@@ -79,6 +96,8 @@ def evaluate(claims: pl.DataFrame, resolve) -> pl.DataFrame:
             outcome = check_expectation(claim["expect"], measured.ratio)
             if outcome is None:
                 why = f"the expectation {claim['expect']!r} has no automatic check"
+            elif measured.unsteady:
+                verdict, why = NOT_STEADY, measured.unsteady
             else:
                 verdict, why = (HOLDS if outcome else FAILS), None
         rows.append({"id": claim["id"], "claim": claim["claim"], "metric": claim["metric"],
@@ -90,22 +109,45 @@ def evaluate(claims: pl.DataFrame, resolve) -> pl.DataFrame:
                                       "expect": pl.Utf8, "verdict": pl.Utf8, "from": pl.Utf8, "reason": pl.Utf8})
 
 
+def size_share(published: float | None, measured: float | None) -> float | None:
+    """The measured effect as a share of the published one (log ratio over log ratio); 1.0 for a
+    near-parity claim whose measured ratio is within PARITY of the published; None if undefined."""
+    if not published or not measured or published <= 0 or measured <= 0 or math.isinf(measured):
+        return None
+    log_published, log_measured = math.log(published), math.log(measured)
+    if abs(log_published) < math.log(PARITY):
+        # The post claimed near-parity: compare the ratios themselves.
+        return 1.0 if abs(log_measured - log_published) <= math.log(PARITY) else 0.0
+    return log_measured / log_published
+
+
+def size_agrees(published: float | None, measured: float | None) -> bool | None:
+    share = size_share(published, measured)
+    return None if share is None else 1 / SIZE_FACTOR <= share <= SIZE_FACTOR
+
+
+def size_column(verdict: str, published: float | None, measured: float | None) -> str:
+    """The claims table's size agreement: 'holds' when the effect is within SIZE_FACTOR of the
+    published one, 'direction only' when only the direction matches."""
+    if verdict == FAILS:
+        return FAILS
+    if verdict != HOLDS:
+        return "no verdict"
+    agrees = size_agrees(published, measured)
+    if agrees is None:
+        return "no published size"
+    return SIZE_HOLDS if agrees else SIZE_DIRECTION_ONLY
+
+
 def magnitude_note(published: float | None, measured: float | None) -> str:
     """When a claim's direction holds, say whether its size is near the published one.
 
     Sizes are compared as effects (log ratios), not as raw ratios: 1.04x against a published 1.34x
     is a tenth of the effect, although the two ratios differ by only a quarter."""
-    if not published or not measured or published <= 0 or measured <= 0 or math.isinf(measured):
+    share = size_share(published, measured)
+    if share is None or share <= 0:
         return ""
-    log_published, log_measured = math.log(published), math.log(measured)
-    if abs(log_published) < math.log(1.1):
-        # The post claimed near-parity: compare the ratios themselves.
-        near = abs(log_measured - log_published) <= math.log(1.1)
-        return " (close to the published size)" if near else ""
-    share = log_measured / log_published
-    if share <= 0:
-        return ""
-    if 0.67 <= share <= 1.5:
+    if size_agrees(published, measured):
         return " (close to the published size)"
     size = "smaller" if share < 1 else "larger"
     return (f" (the direction matches, with a {size} effect: {_effect(measured)} against the published "
@@ -117,7 +159,35 @@ def _effect(ratio: float) -> str:
 
 
 def verdict_counts(table: pl.DataFrame) -> dict[str, int]:
-    counts = {HOLDS: 0, FAILS: 0, NOT_EVALUATED: 0, INCONCLUSIVE: 0}
+    counts = dict.fromkeys(VERDICTS, 0)
     for verdict in table["verdict"]:
         counts[verdict] += 1
     return counts
+
+
+def verdict_summary(table: pl.DataFrame) -> str:
+    """'4 hold, 3 do not hold, 1 not evaluated, 2 not steady': every verdict the table has, the
+    withheld ones named, so a count never reads as more certain than the run allows; a smoke
+    run's says it has none."""
+    counts = verdict_counts(table)
+    if counts[SMOKE]:
+        return f"{SMOKE} ({counts[SMOKE]} claims measured, {counts[NOT_EVALUATED]} not evaluated)"
+    words = {HOLDS: "hold", FAILS: "do not hold", NOT_EVALUATED: "not evaluated",
+             INCONCLUSIVE: "inconclusive over the repeated runs"}
+    parts = [f"{counts[HOLDS]} hold", f"{counts[FAILS]} do not hold"]
+    parts += [f"{counts[v]} {words.get(v, v)}" for v in VERDICTS[2:] if counts[v] or v == NOT_EVALUATED]
+    return ", ".join(parts)
+
+
+def claim_line(row: dict) -> str:
+    """One claim for the findings: published and measured ratio, where it came from, the verdict
+    (with its size note when it holds, with its reason when it was withheld)."""
+    if row["verdict"] == NOT_EVALUATED:
+        return f"- *{row['claim']}*: not evaluated ({row['reason']})."
+    if row["measured_ratio"] is None:
+        return f"- *{row['claim']}*: **{row['verdict']}** ({row['from']})."
+    published = f"{row['published_ratio']:.2f}x" if row["published_ratio"] is not None else "no ratio"
+    note = magnitude_note(row["published_ratio"], row["measured_ratio"]) if row["verdict"] == HOLDS else ""
+    why = f" ({row['reason']})" if row["verdict"] in WITHHELD + (INCONCLUSIVE,) and row["reason"] else ""
+    return (f"- *{row['claim']}*: published {published}, measured {row['measured_ratio']:.2f}x "
+            f"({row['from']}): **{row['verdict']}**{note}{why}.")

@@ -22,7 +22,7 @@ from .differences import (NO_REPEATS, NOISE_CVS, headline_differences, latency_d
                           provenance_differences, verdict_differences)
 from .hostspeed import probe_ratio, probe_table
 from .html import STYLE, number, table
-from .page import VERDICT_CLASSES
+from .claims import VERDICT_CLASSES
 from .rundata import RunData, load_run
 from .runs import find_run
 

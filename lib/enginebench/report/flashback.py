@@ -11,7 +11,7 @@ import polars as pl
 
 from . import palette
 from .charts import symlog_axis
-from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, load_claims, verdict_counts
+from .claims import FAILS, HOLDS, NOT_EVALUATED, load_claims, verdict_summary
 from .prose import caveat
 from . import latency
 from .rundata import RunData
@@ -321,10 +321,7 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
         lines.append("**Capped collection.** Mean insert into the capped log against an ordinary insert: " + ", ".join(
             f"{r['setup']} {r['capped mean (ms)']:.3f} vs {r['insert mean (ms)']:.3f} ms"
             for r in capped.iter_rows(named=True) if r["insert mean (ms)"] is not None) + ".")
-    counts = verdict_counts(claims)
-    inconclusive = f", {counts[INCONCLUSIVE]} inconclusive over the repeated runs" if counts[INCONCLUSIVE] else ""
-    lines.append(f"**Claims.** {counts[HOLDS]} hold, {counts[FAILS]} do not hold, "
-                 f"{counts[NOT_EVALUATED]} not evaluated{inconclusive}.")
+    lines.append(f"**Claims.** {verdict_summary(claims)}.")
     for row in claims.iter_rows(named=True):
         if row["verdict"] == NOT_EVALUATED:
             lines.append(f"- *{row['claim']}*: not evaluated ({row['reason']}).")

@@ -8,7 +8,7 @@ import polars as pl
 
 from ..paths import reference_dir
 from . import palette
-from .claims import Measured, evaluate, load_claims, magnitude_note
+from .claims import Measured, claim_line, evaluate, load_claims, verdict_summary
 from .prose import caveat
 from . import latency
 from .rundata import RunData, phase_summary
@@ -221,18 +221,8 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
         text += " " + ("The rate declined as the data outgrew memory." if change < -0.1 else
                        "The rate did not decline by more than 10% over the load.")
         lines.append(text)
-    counts = {}
-    for verdict in claims["verdict"]:
-        counts[verdict] = counts.get(verdict, 0) + 1
-    lines.append("**Claims.** " + ", ".join(f"{v}: {n}" for v, n in counts.items()) + ".")
-    for row in claims.iter_rows(named=True):
-        if row["measured_ratio"] is None:
-            lines.append(f"- *{row['claim']}*: not evaluated ({row['reason']}).")
-        else:
-            note = magnitude_note(row["published_ratio"], row["measured_ratio"]) if row["verdict"] == "holds" else ""
-            published = f"{row['published_ratio']:.2f}x" if row["published_ratio"] is not None else "no ratio"
-            lines.append(f"- *{row['claim']}*: published {published}, measured "
-                         f"{row['measured_ratio']:.2f}x ({row['from']}): **{row['verdict']}**{note}.")
+    lines.append(f"**Claims.** {verdict_summary(claims)}.")
+    lines += [claim_line(row) for row in claims.iter_rows(named=True)]
     if caveat(run):
         lines.append(caveat(run))
     return "\n\n".join(lines)

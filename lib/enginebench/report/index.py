@@ -9,7 +9,7 @@ from pathlib import Path
 from ..families import FAMILIES
 from ..paths import reports_dir, results_dir
 from ..results.rundir import settle_all
-from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, verdict_counts
+from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, SMOKE, WITHHELD, verdict_counts
 from .html import STYLE
 from . import repeats
 from .rundata import load_run
@@ -21,6 +21,20 @@ def claims_for(run) -> dict | None:
     if family is None:
         return None
     return verdict_counts(repeats.claims(run, family.report_module().claims_table))
+
+
+def verdicts_cell(counts: dict | None) -> str:
+    """The claims column: a smoke run's says it has no verdict; otherwise the counts, with the
+    verdicts withheld for an unsteady run or a drifting host named beside them."""
+    if counts is None:
+        return "not evaluated"
+    if counts[SMOKE]:
+        return (f"<span class='eb-na'>{SMOKE}</span> ({counts[SMOKE]} claims measured, "
+                f"{counts[NOT_EVALUATED]} not evaluated)")
+    withheld = "".join(f", <span class='eb-na'>{counts[v]} {v}</span>" for v in WITHHELD if counts[v])
+    return (f"<span class='eb-holds'>{counts[HOLDS]} hold</span>, <span class='eb-fails'>{counts[FAILS]} do not hold</span>, "
+            f"<span class='eb-na'>{counts[NOT_EVALUATED]} not evaluated</span>"
+            + (f", {counts[INCONCLUSIVE]} inconclusive" if counts[INCONCLUSIVE] else "") + withheld)
 
 
 def _link(target: Path, text: str, out_dir: Path) -> str:
@@ -68,10 +82,7 @@ def _row(exp: str, scale: str, complete: Path | None, scale_runs: list[Path], ou
         except Exception as exc:  # a broken run folder is listed with the reason, not hidden
             counts = None
             manifest.setdefault("banner", []).append(f"claims could not be evaluated: {exc}")
-        verdicts = ("not evaluated" if counts is None else
-                    f"<span class='eb-holds'>{counts[HOLDS]} hold</span>, <span class='eb-fails'>{counts[FAILS]} do not hold</span>, "
-                    f"<span class='eb-na'>{counts[NOT_EVALUATED]} not evaluated</span>"
-                    + (f", {counts[INCONCLUSIVE]} inconclusive" if counts[INCONCLUSIVE] else ""))
+        verdicts = verdicts_cell(counts)
     systems = ", ".join(f"{label} ({info.get('status')})" for label, info in manifest.get("systems", {}).items())
     report = shown / "report.html"
     report_link = _link(report, "report", out_dir) if report.exists() else "no report rendered"

@@ -10,6 +10,7 @@ from ..paths import reference_dir
 from .claims import Measured, cpu_comparability, evaluate, load_claims
 from .latency import latency_table
 from .rundata import RunData, latest_run, load_run, merged_latency, phase_summary
+from .steady import steadiness
 
 MB, GiB = 1 << 20, 1 << 30
 GB = 1 << 30
@@ -96,24 +97,40 @@ def pick_pair(run: RunData, num_role: str, den_role: str, *, same_engine_oplog: 
             next((s for s in done if s["role"] == den_role), None))
 
 
+def _steady_only(run: RunData, frame: pl.DataFrame, label: str, phase: str) -> pl.DataFrame:
+    """The query phase's rows narrowed to the intervals that passed the steady rule
+    (report/steady.py); all of them when none did, for a ratio shown beside 'not steady'."""
+    if phase != "run" or frame.is_empty():
+        return frame
+    passed = steadiness(run, label).passed
+    if not passed:
+        return frame
+    return frame.filter((pl.col("phase") != "run") | (pl.col("system") != label) | pl.col("interval").is_in(passed))
+
+
 def _value(run: RunData, label: str, phase: str, metric: str, op: str | None):
     if metric.startswith("p99_ms"):
-        rows = [e for e in merged_latency(run.ops, label, phase) if e["op"] == op]
+        rows = [e for e in merged_latency(_steady_only(run, run.ops, label, phase), label, phase) if e["op"] == op]
         return rows[0]["p99_ms"] if rows and "p99_ms" in rows[0] else None
-    if phase == "run":
-        # The post's run figures are per hour; ours use the last measured interval (steady state).
-        intervals = run.intervals.filter((pl.col("system") == label) & (pl.col("phase") == "run"))
-        if intervals.is_empty():
-            return None
-        summary = phase_summary(run.intervals, label, "run", int(intervals["interval"].max()))
-    else:
-        summary = phase_summary(run.intervals, label, phase)
+    # The post's run figures are per hour after an hour of warm-up; ours come from the intervals
+    # that passed the steady rule.
+    summary = phase_summary(_steady_only(run, run.intervals, label, phase), label, phase)
     if summary is None:
         return None
     key = {"ops": "ops_per_s", "size_du_gb": "size_du_bytes", "wkb_per_op": "wkb_per_op",
            "cpu_per_op": "cpu_us_per_op", "rss_gb": "rss_bytes", "cs_per_op": "cs_per_op",
            "r_per_op": "r_per_op"}.get(metric)
     return None if key is None else summary.get(key)
+
+
+def _steady_note(run: RunData, labels: list[str]) -> tuple[str, str | None]:
+    """Which query intervals each system's figure comes from, and why there is no verdict when a
+    system never became steady."""
+    states = [steadiness(run, label) for label in labels]
+    used = "; ".join(f"{s.label} {s.describe()}" if s.steady else f"{s.label} all {len(s.intervals)} intervals"
+                     for s in states)
+    unsteady = [f"{s.label} {s.describe()}" for s in states if not s.steady]
+    return f" (query {used})", ("; ".join(unsteady) + "; the ratio shown is over all intervals") if unsteady else None
 
 
 def _cross_experiment(run: RunData, claim: dict) -> Measured:
@@ -129,6 +146,10 @@ def _cross_experiment(run: RunData, claim: dict) -> Measured:
             if path is None:
                 return Measured(None, "", f"needs a complete run of {exp} (make experiment EXP={exp})")
             runs[exp] = load_run(path)
+            if runs[exp].manifest.get("scale") != run.manifest.get("scale"):
+                # A smoke run beside a default one would compare a tiny database with a real one.
+                return Measured(None, "", f"the latest complete run of {exp} ({path.name}) is at scale "
+                                          f"{runs[exp].manifest.get('scale')}, this one at {run.manifest.get('scale')}")
     m = re.fullmatch(r"(load|run)\.(\w+) \((\w+) / (\w+) per engine\)", claim["metric"])
     if not m:
         return Measured(None, "", f"metric {claim['metric']!r} has no cross-experiment resolver")
@@ -172,6 +193,10 @@ def resolver(run: RunData):
                                       + ", ".join(f"{s['label']} ({s['role']}, {s.get('status')})" for s in run.systems))
         va, vb = _value(run, a["label"], phase, metric, op), _value(run, b["label"], phase, metric, op)
         detail = f"{a['label']}={_short(va, metric)} / {b['label']}={_short(vb, metric)}"
+        unsteady = None
+        if phase == "run":
+            used, unsteady = _steady_note(run, [a["label"], b["label"]])
+            detail += used
         if metric in ("cpu_per_op", "cs_per_op"):
             not_comparable = cpu_comparability([a, b], phase)
             if not_comparable:
@@ -180,7 +205,7 @@ def resolver(run: RunData):
             return Measured(None, detail, f"{metric} was not measured for {a['label'] if va is None else b['label']}")
         if vb == 0:
             return Measured(None, detail, f"{metric} of {b['label']} is 0, so the ratio is undefined")
-        return Measured(va / vb, detail)
+        return Measured(va / vb, detail, unsteady=unsteady)
     return resolve
 
 

@@ -15,11 +15,10 @@ from IPython.display import HTML, Markdown, display
 
 from ..params import load_params
 from . import html, repeats
+from .claims import TABLE_COLUMNS, VERDICT_CLASSES, verdict_summary
 from .summary import CLAIMS_MIME, json_safe
 from .rundata import RunData, load_run
 
-CLAIM_COLUMNS = ("id", "claim", "published_ratio", "measured_ratio", "expect", "verdict", "from", "reason")
-VERDICT_CLASSES = {"holds": "eb-holds", "does not hold": "eb-fails", "not evaluated": "eb-na"}
 
 
 def experiment_params(exp: str, scale: str) -> dict:
@@ -40,7 +39,7 @@ def claims(run: RunData, claims_table: Callable) -> pl.DataFrame:
     return repeats.claims(run, claims_table)
 
 
-def show_claims(table: pl.DataFrame, title: str = "Claims", columns=CLAIM_COLUMNS) -> None:
+def show_claims(table: pl.DataFrame, title: str = "Claims", columns=TABLE_COLUMNS) -> None:
     """The claims table; its rows also go out as JSON (CLAIMS_MIME), which the page ignores and
     summary.json takes its verdicts from."""
     present = [c for c in columns if c in table.columns]
@@ -85,14 +84,11 @@ def show_header(run: RunData, claims: pl.DataFrame) -> None:
 
 
 def answer(run: RunData, claims: pl.DataFrame) -> str:
-    """One line: the verdict counts, and the trust the run's conditions allow them."""
+    """One line: the verdicts with their trust (claims.verdict_summary: smoke, host drift and
+    unsteady systems withhold them), and what an unfinished run leaves judged."""
     if claims.is_empty():
         return "no claim could be evaluated."
-    counts = claims["verdict"].value_counts(sort=True)
-    text = ", ".join(f"{n} {verdict}" for verdict, n in counts.iter_rows())
-    text = f"{len(claims)} claims: {text}."
-    if run.manifest.get("scale") == "smoke":
-        text += " This is the smoke scale: a check that the pipeline runs, not a measurement to draw conclusions from."
+    text = f"{len(claims)} claims: {verdict_summary(claims)}."
     if run.manifest.get("status") != "complete":
         text += f" The run is {run.manifest.get('status')}: only what its complete systems measured is judged."
     return text

@@ -5,9 +5,10 @@ import statistics
 
 import polars as pl
 
-from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, magnitude_note, verdict_counts
+from .claims import claim_line, verdict_summary
 from .runparams import request_rate
 from .rundata import RunData, phase_summary
+from .steady import steady_finding
 
 
 def _ratio_text(a: float, b: float) -> str:
@@ -105,13 +106,7 @@ def linkbench_findings(run: RunData, claims: pl.DataFrame) -> str:
         if len(ranked) > 1:
             lines.append(f"{ranked[0]} answered {_ratio_text(statistics.mean(rates[ranked[0]]), statistics.mean(rates[ranked[1]]))} "
                          f"the requests of {ranked[1]}.")
-        for k, series in rates.items():
-            if len(series) > 1 and statistics.mean(series):
-                cv = statistics.pstdev(series) / statistics.mean(series)
-                trend = series[-1] / series[0] if series[0] else None
-                if cv > 0.1:
-                    lines.append(f"{k} was not steady: interval rates varied by {cv:.0%} (coefficient of variation)"
-                                 + (f", last/first = {trend:.2f}." if trend else "."))
+        lines.append(steady_finding(run))  # the one steadiness rule the claims are judged by
         for s in measured:
             cap = ((s.get("resources") or {}).get("io_caps") or {}).get("read_iops")
             summary = phase_summary(run.intervals, s["label"], "run")
@@ -128,18 +123,8 @@ def linkbench_findings(run: RunData, claims: pl.DataFrame) -> str:
     rate = request_rate(run.manifest)
     if rate and measured:
         lines.append(open_loop_finding(run, measured, rate))
-    counts = verdict_counts(claims)
-    inconclusive = f", {counts[INCONCLUSIVE]} inconclusive over the repeated runs" if counts[INCONCLUSIVE] else ""
-    lines.append(f"**Claims.** {counts[HOLDS]} hold, {counts[FAILS]} do not hold, "
-                 f"{counts[NOT_EVALUATED]} not evaluated{inconclusive}.")
-    for row in claims.iter_rows(named=True):
-        if row["verdict"] == NOT_EVALUATED:
-            lines.append(f"- *{row['claim']}*: not evaluated ({row['reason']}).")
-        else:
-            published = f"{row['published_ratio']:.2f}x" if row["published_ratio"] is not None else "no ratio"
-            note = magnitude_note(row["published_ratio"], row["measured_ratio"]) if row["verdict"] == HOLDS else ""
-            lines.append(f"- *{row['claim']}*: published {published}, measured {row['measured_ratio']:.2f}x "
-                         f"({row['from']}): **{row['verdict']}**{note}.")
+    lines.append(f"**Claims.** {verdict_summary(claims)}.")
+    lines += [claim_line(row) for row in claims.iter_rows(named=True)]
     lines.append(counts_finding(run, done))
     if caveat(run):
         lines.append(caveat(run))

@@ -15,6 +15,7 @@ import polars as pl
 from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED
 from .headlines import headline_figures, unit_of
 from .rundata import RunData, load_run
+from .trust import first_withheld, with_size, withhold
 
 
 def group_runs(run: RunData) -> list[RunData]:
@@ -88,8 +89,13 @@ def combine_claims(tables: list[pl.DataFrame]) -> pl.DataFrame:
         else:
             spread = f"over {n} runs"
         evaluated = [v for v in verdicts if v != NOT_EVALUATED]
+        withheld = first_withheld(verdicts)
         if not evaluated:
             row["verdict"] = NOT_EVALUATED
+        elif withheld:  # one run that cannot carry a verdict leaves the group without one
+            source = next(r for r in per_run if r["verdict"] == withheld)
+            row["verdict"] = withheld
+            row["reason"] = f"in {verdicts.count(withheld)} of {n} runs: {source['reason']}"
         elif len(set(evaluated)) == 1 and len(evaluated) == n:
             row["verdict"] = evaluated[0]
         elif len(set(evaluated)) == 1:
@@ -105,8 +111,9 @@ def combine_claims(tables: list[pl.DataFrame]) -> pl.DataFrame:
 
 
 def claims(run: RunData, claims_table) -> pl.DataFrame:
-    """claims_table(run) for a single run; combined over the group for a repeated one."""
-    return combine_claims([claims_table(r) for r in group_runs(run)])
+    """claims_table(run) for a single run, with the verdicts it cannot carry withheld
+    (report/trust.py); combined over the group for a repeated one; with the size agreement."""
+    return with_size(combine_claims([withhold(r, claims_table(r)) for r in group_runs(run)]))
 
 
 def section(run: RunData) -> str:

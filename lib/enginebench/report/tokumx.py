@@ -17,7 +17,7 @@ import re
 import polars as pl
 
 from ..paths import reference_dir
-from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, Measured, evaluate, load_claims, magnitude_note
+from .claims import FAILS, HOLDS, NOT_EVALUATED, Measured, claim_line, evaluate, load_claims, verdict_summary
 from .prose import caveat
 from .runparams import load_interval_s
 from .rundata import RunData, merged_latency
@@ -399,19 +399,8 @@ def findings(run: RunData, claims: pl.DataFrame, stand_ins: pl.DataFrame | None 
     if not done and not stale_findings(run):
         lines.append("No system completed, so there is nothing to compare; the banner above says why.")
     lines += _insert_findings(run) if kind(run) == "insert" else _client_sweep_findings(run)
-    counts = {v: claims.filter(pl.col("verdict") == v).height for v in (HOLDS, FAILS, NOT_EVALUATED, INCONCLUSIVE)}
-    inconclusive = f", {counts[INCONCLUSIVE]} inconclusive over the repeated runs" if counts[INCONCLUSIVE] else ""
-    lines.append(f"**Claims.** {counts[HOLDS]} hold, {counts[FAILS]} do not hold, "
-                 f"{counts[NOT_EVALUATED]} not evaluated{inconclusive}.")
-    for row in claims.iter_rows(named=True):
-        if row["verdict"] == NOT_EVALUATED:
-            lines.append(f"- *{row['claim']}*: not evaluated ({row['reason']}).")
-        elif row["measured_ratio"] is None:
-            lines.append(f"- *{row['claim']}*: **{row['verdict']}** ({row['from']}).")
-        else:
-            note = magnitude_note(row["published_ratio"], row["measured_ratio"]) if row["verdict"] == HOLDS else ""
-            lines.append(f"- *{row['claim']}*: published {row['published_ratio']:.2f}x, measured "
-                         f"{row['measured_ratio']:.2f}x ({row['from']}): **{row['verdict']}**{note}.")
+    lines.append(f"**Claims.** {verdict_summary(claims)}.")
+    lines += [claim_line(row) for row in claims.iter_rows(named=True)]
     if stand_ins is not None and not stand_ins.is_empty():
         shown = stand_ins.filter(pl.col("measured_ratio").is_not_null())
         for row in shown.iter_rows(named=True):

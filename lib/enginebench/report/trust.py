@@ -1,0 +1,73 @@
+"""How far a run's verdicts can be trusted: the conditions its banner warns about, applied to the
+claims table so that a verdict never contradicts the page it is on.
+
+- A smoke run (seconds-long phases on a tiny database) checks the pipeline: its claims read
+  `smoke: pipeline check, no verdict`.
+- A host whose speed probe (results/calibration.py) moved beyond SPEED_STEADY between the start
+  and the end of the run: claims on time (rates, latencies, CPU per operation) read `host
+  drifted`; claims on bytes and space do not depend on the host's speed and keep their verdict.
+- A query phase that never reached steady state gives `not steady`; that one is decided where
+  the intervals are chosen (report/steady.py, used by the LinkBench resolver).
+A claim that was not evaluated keeps its own reason: it had no verdict to withhold.
+"""
+from __future__ import annotations
+
+import polars as pl
+
+from ..results.calibration import drift
+from .claims import HOST_DRIFTED, NOT_EVALUATED, SMOKE, WITHHELD, size_column
+from .html import SPEED_STEADY
+from .rundata import RunData
+
+SMOKE_REASON = ("smoke scale: a tiny database and phases of seconds check that the pipeline runs end to end; "
+                "the ratio is shown for that check and is no evidence for or against the claim")
+# Metrics counting bytes or space rather than time: a host running faster or slower leaves them be.
+VOLUME_METRICS = ("size", "wkb_per_op", "rss", "r_per_op")
+
+
+def host_drift_reason(run: RunData) -> str | None:
+    """Why the run's timings are not comparable across it, or None when the host held its speed."""
+    speed = (run.manifest.get("host") or {}).get("speed") or {}
+    change = drift(speed.get("start"), speed.get("end"))
+    if change is None or SPEED_STEADY[0] <= change <= SPEED_STEADY[1]:
+        return None
+    return (f"the host's speed probe read {change:.2f}x at the end what it read at the start (outside "
+            f"{SPEED_STEADY[0]:g}-{SPEED_STEADY[1]:g}x), so systems measured later ran on a different machine")
+
+
+def depends_on_time(metric: str) -> bool:
+    return not any(word in metric for word in VOLUME_METRICS)
+
+
+def _withheld(row: dict, verdict: str, why: str) -> dict:
+    earlier = f"; also {row['reason']}" if row["reason"] else ""
+    return {**row, "verdict": verdict, "reason": why + earlier}
+
+
+def withhold(run: RunData, table: pl.DataFrame) -> pl.DataFrame:
+    """The claims table with the verdicts this run cannot carry replaced, each with its reason."""
+    smoke = run.manifest.get("scale") == "smoke"
+    drifted = host_drift_reason(run)
+    rows = []
+    for row in table.iter_rows(named=True):
+        if row["verdict"] != NOT_EVALUATED and smoke:
+            row = _withheld(row, SMOKE, SMOKE_REASON)
+        elif row["verdict"] != NOT_EVALUATED and drifted and depends_on_time(row["metric"]):
+            row = _withheld(row, HOST_DRIFTED, drifted)
+        rows.append(row)
+    return pl.DataFrame(rows, schema=table.schema)
+
+
+def with_size(table: pl.DataFrame) -> pl.DataFrame:
+    """The size agreement as its own column, after the verdict (claims.size_column)."""
+    sizes = [size_column(r["verdict"], r["published_ratio"], r["measured_ratio"]) for r in table.iter_rows(named=True)]
+    columns = list(table.columns)
+    at = columns.index("verdict") + 1 if "verdict" in columns else len(columns)
+    return table.with_columns(pl.Series("size", sizes, dtype=pl.Utf8)).select(
+        columns[:at] + ["size"] + columns[at:])
+
+
+def first_withheld(verdicts: list[str]) -> str | None:
+    """The strongest reason among several runs' verdicts to give none (smoke, then drift, then
+    steadiness), or None when every run had a verdict to give."""
+    return next((v for v in WITHHELD if v in verdicts), None)
