@@ -131,3 +131,17 @@ def test_context_tables(smoke_run):
     engines = context.engine_configuration(run)
     assert engines["system"].to_list() == ["wt.op1", "rx.op1", "wtlsm.op1", "lmdb.op1"]
     assert set(engines["settings from"]) == {"the runner"} and engines["cache_size_mb"][0] == "64"
+
+
+def test_metrics_over_time_cover_every_query_interval(smoke_run):
+    from enginebench.report import charts, over_time
+    from enginebench.report.steady import steadiness
+    run, _ = smoke_run
+    table = over_time.interval_table(run)
+    measured = run.intervals.filter(pl.col("phase") == "run")
+    assert table.height == measured.height
+    assert (table["p99 (ms)"] > 0).all() and (table["ops/s"] > 0).all()
+    for label in table["system"].unique():
+        marked = table.filter((pl.col("system") == label) & pl.col("steady"))["interval"].to_list()
+        assert marked == [k + 1 for k in steadiness(run, label).passed]
+    assert charts.to_png(over_time.chart(run))[:4] == b"\x89PNG"

@@ -72,8 +72,6 @@ def chart(run: RunData, phase: str = "run", title: str = "Per-operation metrics 
     points = base.mark_point(size=40).encode(
         fill=alt.condition("datum.steady == 'steady'", alt.Fill("system:N", scale=_system_scale(run), legend=None),
                            alt.value("white")),
-        shape=alt.Shape("steady:N", title="interval", scale=alt.Scale(domain=["steady", "not steady"],
-                                                                       range=["circle", "circle"])),
         tooltip=["system:N", "interval:Q", "metric:N", alt.Tooltip("value:Q", format=".3g"), "steady:N"])
     return (alt.layer(lines, points)
             .properties(width=230, height=150)
