@@ -264,10 +264,24 @@ def claims_table(run: RunData) -> pl.DataFrame:
 
 # -- findings -------------------------------------------------------------------------------
 def findings(run: RunData, claims: pl.DataFrame) -> str:
-    lines = []
-    rows = latency_rows(run)
-    recorder = next((s["label"] for s in run.systems if role_of(run, s["label"]) == "recorder"), None)
     replayers = [s for s in run.complete_systems if role_of(run, s["label"]) == "replayer"]
+    lines = _replay_findings(run, replayers) + _fastest_per_op(run, replayers) + _lsm_against_mmap(run)
+    lines += _write_findings(run, replayers) + _scan_and_capped_findings(run)
+    lines.append(f"**Claims.** {verdict_summary(claims)}.")
+    for row in claims.iter_rows(named=True):
+        if row["verdict"] == NOT_EVALUATED:
+            lines.append(f"- *{row['claim']}*: not evaluated ({row['reason']}).")
+        else:
+            lines.append(f"- *{row['claim']}*: {row['from']}: **{row['verdict']}**.")
+    if caveat(run):
+        lines.append(caveat(run))
+    return "\n\n".join(lines)
+
+
+def _replay_findings(run: RunData, replayers: list[dict]) -> list[str]:
+    """What was captured, and how close to its recorded times each replay started its ops."""
+    lines = []
+    recorder = next((s["label"] for s in run.systems if role_of(run, s["label"]) == "recorder"), None)
     if recorder:
         info = summary(run, recorder)
         lines.append(f"**Capture.** {recorder} ran the bundled application mix live and captured "
@@ -280,36 +294,54 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
             lines.append(f"{s['label']} started half its ops within {lag['p50']:.2f} ms of their recorded times and "
                          f"99% within {lag['p99']:.1f} ms (worst {lag['max']:.0f} ms)"
                          + (f"; {skipped} ops could not be replayed on it." if skipped else "."))
-    # Per op type: which system was fastest on average and at P99 (over the replaying systems).
+    return lines
+
+
+def _fastest_per_op(run: RunData, replayers: list[dict]) -> list[str]:
+    """Per op type, which replaying system was fastest on average and at P99."""
     by_op: dict[str, list[dict]] = {}
-    for r in rows:
+    for r in latency_rows(run):
         if any(r["setup"] == s["label"] for s in replayers):
             by_op.setdefault(r["op"], []).append(r)
-    if by_op and len(replayers) > 1:
-        parts = []
-        for op in sorted(by_op, key=lambda o: OP_ORDER.index(o) if o in OP_ORDER else 99):
-            best_mean = min(by_op[op], key=lambda r: r["mean_ms"])
-            best_p99 = min(by_op[op], key=lambda r: r["p99_ms"])
-            parts.append(f"{op}: {best_mean['setup']} ({best_mean['mean_ms']:.3f} ms mean), "
-                         f"{best_p99['setup']} ({best_p99['p99_ms']:.3f} ms P99)")
-        lines.append("**Fastest per op type among the replays** (mean, P99): " + "; ".join(parts) + ".")
+    if not by_op or len(replayers) < 2:
+        return []
+    parts = []
+    for op in sorted(by_op, key=lambda o: OP_ORDER.index(o) if o in OP_ORDER else 99):
+        best_mean = min(by_op[op], key=lambda r: r["mean_ms"])
+        best_p99 = min(by_op[op], key=lambda r: r["p99_ms"])
+        parts.append(f"{op}: {best_mean['setup']} ({best_mean['mean_ms']:.3f} ms mean), "
+                     f"{best_p99['setup']} ({best_p99['p99_ms']:.3f} ms P99)")
+    return ["**Fastest per op type among the replays** (mean, P99): " + "; ".join(parts) + "."]
+
+
+def _lsm_against_mmap(run: RunData) -> list[str]:
+    """The post's comparison: the LSM against the mmap engine, op type by op type."""
     lsm, mmap = _pick(run, "lsm"), _pick(run, "mmap")
-    if lsm and mmap:
-        ops = [op for op in OP_ORDER if _stat(run, lsm["label"], op, "mean_ms") and _stat(run, mmap["label"], op, "mean_ms")]
-        faster_mean = [op for op in ops if _stat(run, lsm["label"], op, "mean_ms") < _stat(run, mmap["label"], op, "mean_ms")]
-        faster_p99 = [op for op in ops if _stat(run, lsm["label"], op, "p99_ms") <= _stat(run, mmap["label"], op, "p99_ms")]
-        lines.append(f"**{lsm['label']} (lsm) against {mmap['label']} (mmap).** On average {lsm['label']} was faster for "
-                     f"{', '.join(faster_mean) or 'no op type'} and slower for "
-                     f"{', '.join(o for o in ops if o not in faster_mean) or 'no op type'}; at P99 it was as fast or faster "
-                     f"for {', '.join(faster_p99) or 'no op type'}. (The post: faster on average for every type but "
-                     "queries, on par or better at P99 for every type but counts.)")
+    if not (lsm and mmap):
+        return []
+    ops = [op for op in OP_ORDER if _stat(run, lsm["label"], op, "mean_ms") and _stat(run, mmap["label"], op, "mean_ms")]
+    faster_mean = [op for op in ops if _stat(run, lsm["label"], op, "mean_ms") < _stat(run, mmap["label"], op, "mean_ms")]
+    faster_p99 = [op for op in ops if _stat(run, lsm["label"], op, "p99_ms") <= _stat(run, mmap["label"], op, "p99_ms")]
+    return [f"**{lsm['label']} (lsm) against {mmap['label']} (mmap).** On average {lsm['label']} was faster for "
+            f"{', '.join(faster_mean) or 'no op type'} and slower for "
+            f"{', '.join(o for o in ops if o not in faster_mean) or 'no op type'}; at P99 it was as fast or faster "
+            f"for {', '.join(faster_p99) or 'no op type'}. (The post: faster on average for every type but "
+            "queries, on par or better at P99 for every type but counts.)"]
+
+
+def _write_findings(run: RunData, replayers: list[dict]) -> list[str]:
     writes = {s["label"]: max((_stat(run, s["label"], op, "max_ms") or 0) for op in WRITES) for s in replayers}
     p99s = {s["label"]: max((_stat(run, s["label"], op, "p99_ms") or 0) for op in WRITES) for s in replayers}
-    if writes:
-        under = [k for k, v in writes.items() if v < 10]
-        lines.append("**Writes.** Slowest replayed write per system: " + ", ".join(f"{k} {v:.1f} ms" for k, v in writes.items())
-                     + f"; all writes under 10 ms on {', '.join(under) or 'none'}. The highest P99 of a write type: "
-                     + ", ".join(f"{k} {v:.1f} ms" for k, v in p99s.items()) + ".")
+    if not writes:
+        return []
+    under = [k for k, v in writes.items() if v < 10]
+    return ["**Writes.** Slowest replayed write per system: " + ", ".join(f"{k} {v:.1f} ms" for k, v in writes.items())
+            + f"; all writes under 10 ms on {', '.join(under) or 'none'}. The highest P99 of a write type: "
+            + ", ".join(f"{k} {v:.1f} ms" for k, v in p99s.items()) + "."]
+
+
+def _scan_and_capped_findings(run: RunData) -> list[str]:
+    lines = []
     fitted = fits(scans(run))
     if not fitted.is_empty():
         lines.append("**Latency against documents scanned** (queries): " + "; ".join(
@@ -321,12 +353,4 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
         lines.append("**Capped collection.** Mean insert into the capped log against an ordinary insert: " + ", ".join(
             f"{r['setup']} {r['capped mean (ms)']:.3f} vs {r['insert mean (ms)']:.3f} ms"
             for r in capped.iter_rows(named=True) if r["insert mean (ms)"] is not None) + ".")
-    lines.append(f"**Claims.** {verdict_summary(claims)}.")
-    for row in claims.iter_rows(named=True):
-        if row["verdict"] == NOT_EVALUATED:
-            lines.append(f"- *{row['claim']}*: not evaluated ({row['reason']}).")
-        else:
-            lines.append(f"- *{row['claim']}*: {row['from']}: **{row['verdict']}**.")
-    if caveat(run):
-        lines.append(caveat(run))
-    return "\n\n".join(lines)
+    return lines
