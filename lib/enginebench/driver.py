@@ -52,6 +52,7 @@ def _write_spec(folder: RunFolder, params: dict, system: dict, target: dict, sys
     spec = {"system": {**system, "target": target["kind"]}, "data_dir": str(data_dir),
             "workload": {"name": name, "params": {k: v for k, v in params["workload"].items() if k != "name"}},
             "context": context, "plan": plan_steps(params, system), "max_errors": params["phases"]["max_errors"],
+            "client_processes": params["phases"].get("client_processes"),
             **SPEC_EXTRA}
     expected = build_workload(name, spec["workload"]["params"]).expected_after_load(load_threads(params))
     spec_path = sys_dir / "spec.json"

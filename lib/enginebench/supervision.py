@@ -164,6 +164,12 @@ class Supervision:
         self.watchdog.event(event)
         if kind in ("done", "failed"):
             self.final_at = time.monotonic()
+        if kind == "clients" and event.get("pids"):
+            # The runner's client processes: their work is the runner's sign of life too, and a
+            # later run ends them if this driver dies.
+            self.watched += event["pids"]
+            if self.s.scratch is not None:
+                self.s.scratch.started(self.watched)
         if kind == "load_verified" and not self.s.resources.plan.storage_during_load:
             self.s.resources.limit_storage()  # the measured phases run on the profile's device
         if self.profile and kind == "phase_start":

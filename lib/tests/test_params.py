@@ -253,7 +253,7 @@ def test_a_misspelt_key_under_scales_gives_its_line_real_path_and_a_suggestion(t
         load_params("linkbench_cached", "smoke")  # the default scale's block is wrong: it is checked too
     assert str(err.value) == (
         f"{tmp_path / 'linkbench_cached.yaml'} [scale default]: line {line}: scales.default.phases.lode: unknown key; "
-        "did you mean 'load'? allowed keys: cold_start, load, max_errors, measure, quiesce_s, rate_sweep")
+        "did you mean 'load'? allowed keys: client_processes, cold_start, load, max_errors, measure, quiesce_s, rate_sweep")
 
 
 def test_a_systems_error_names_the_label_and_the_line_of_the_block_that_set_it(tmp_path, monkeypatch):

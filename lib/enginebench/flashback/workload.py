@@ -78,6 +78,9 @@ def op_label(collections: dict):
 class FlashbackReplay(Workload):
     load_accounting = {"rate": "items", "rate_ops": None, "per_op": None}
     samples_per_collection = True
+    # The replay's workers share one schedule, its lag statistics and the recorder's capture file,
+    # which after_measure reads in the runner: they stay threads of the runner.
+    client_processes = False
 
     def __init__(self, config: Params, context: dict | None = None):
         """`context`: the run folder and this system's folder (who records, and where)."""

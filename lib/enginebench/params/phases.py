@@ -73,6 +73,11 @@ class Phases(Strict):
     measure: MeasurePhase | None = None
     rate_sweep: RateSweep | None = None
     max_errors: int = Field(100, ge=0)
+    # Server targets (mongod, uri): the client processes the workers of each phase are spread over,
+    # so the interpreter lock of one Python process never caps the request rate (runner/clients.py).
+    # None: one per core the runner may use. 1: the workers are threads of the runner itself.
+    # Embedded engines ignore it (their runner is native).
+    client_processes: int | None = Field(None, ge=1, le=64)
 
     @model_validator(mode="after")
     def _sweep_needs_closed_loop(self):
@@ -80,6 +85,10 @@ class Phases(Strict):
             raise ValueError("rate_sweep needs a closed-loop measured phase to scale from (measure without "
                              "request_rate)")
         return self
+
+
+# Keys about how the runner runs, not what a family's plan is: every family takes them.
+EVERY_FAMILY = frozenset({"client_processes"})
 
 
 class PhaseUse(NamedTuple):
@@ -93,7 +102,7 @@ class PhaseUse(NamedTuple):
 
 def uses(*keys: str, required: tuple[str, ...] = (), threads_list: bool = False, check: bool = True) -> PhaseUse:
     """A PhaseUse from dotted keys; a sub-key allows its block (`load.threads` allows `load`)."""
-    allowed = set(keys) | {k.split(".")[0] for k in keys}
+    allowed = set(keys) | {k.split(".")[0] for k in keys} | EVERY_FAMILY
     return PhaseUse(frozenset(allowed), frozenset(required), threads_list, check)
 
 

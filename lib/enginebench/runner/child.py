@@ -126,6 +126,7 @@ def _run(spec: dict, emit, emitted: list, abort: threading.Event, holder: dict, 
     emit({"event": "store_info", "engine": info.engine, "version": info.version, "config": info.config,
           "atomic": store.atomic})
     workload = build_workload(spec["workload"]["name"], spec["workload"]["params"], spec.get("context"))
+    holder["clients"] = clients = _client_pool(spec, workload, emit)
 
     def reopen():
         holder["store"] = open_store(spec)
@@ -133,7 +134,7 @@ def _run(spec: dict, emit, emitted: list, abort: threading.Event, holder: dict, 
             holder["store"].watches = watches
         return holder["store"]
     status = Execution(workload, store, emit, abort, data_dir=spec["data_dir"], max_errors=spec["max_errors"],
-                       reopen=reopen).run(spec["plan"])
+                       reopen=reopen, clients=clients).run(spec["plan"])
     if stale:
         # Stopped on purpose: what was measured up to the stale secondary is the result.
         emit({"event": "done", "status": "complete", "t": time.time(), "error": None, "stopped_by": "stale_secondary"})
@@ -144,8 +145,25 @@ def _run(spec: dict, emit, emitted: list, abort: threading.Event, holder: dict, 
     return 0 if status == "complete" else 3
 
 
+def _client_pool(spec: dict, workload, emit):
+    """The client processes of a server target's phases (runner/clients.py), or None when the
+    workers are this process's threads (one process asked for, or a workload that keeps them)."""
+    from .clients import ClientPool, default_processes
+    asked = spec.get("client_processes")
+    processes = (asked or default_processes()) if workload.client_processes else 1
+    pool = ClientPool(spec, workload, processes) if processes > 1 else None
+    emit({"event": "clients", "client_processes": processes, "asked": asked, "default": default_processes(),
+          "pids": [p.pid for p in pool.processes] if pool else [],
+          "why_threads": None if workload.client_processes else
+          f"{spec['workload']['name']}: its workers share state the runner keeps; they are threads of the runner"})
+    return pool
+
+
 def _release(spec: dict, emit, holder: dict, watches: list) -> None:
-    """Stops the replication watches, drops a borrowed deployment's database, closes the store."""
+    """Stops the client processes and the replication watches, drops a borrowed deployment's
+    database, closes the store."""
+    if holder.get("clients") is not None:
+        holder["clients"].close()
     for watch in watches:
         watch.stop()
         watch.client.close()

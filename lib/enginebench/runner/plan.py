@@ -98,12 +98,14 @@ def outcome(phase: dict) -> str | None:
 
 class Execution:
     """Runs the steps on one store, as plan.rs does; a stale secondary (the store's replication
-    watches, server targets only) ends the plan as a finding, not a failure."""
+    watches, server targets only) ends the plan as a finding, not a failure. With `clients` (a
+    ClientPool, server targets) the phases' workers run in its processes, not in this one."""
 
     def __init__(self, workload, store, emit, abort: threading.Event, *, data_dir: str, max_errors: int,
-                 reopen=None):
+                 reopen=None, clients=None):
         self.workload, self.store, self.emit, self.abort = workload, store, emit, abort
         self.data_dir, self.max_errors, self.reopen = data_dir, max_errors, reopen
+        self.clients = clients if workload.client_processes else None
         self.throughput: dict[str, float] = {}
 
     def run(self, steps: list[dict]) -> str:
@@ -116,11 +118,18 @@ class Execution:
                 return status
         return "complete"
 
+    def _workers(self, kind: str, *args) -> list:
+        """The phase's workers (workload.load or .measure); the client processes build theirs."""
+        workers = getattr(self.workload, kind)(*args)
+        if self.clients is not None:
+            self.clients.prepare(kind, *args)
+        return workers
+
     def _phase(self, name: str, workers: list, *, interval_s: float, duration_s: float | None, max_errors: int,
                accounting: dict) -> str | None:
         result = run_phase(name, workers, self.store, self.emit, interval_s=interval_s, duration_s=duration_s,
                            abort=self.abort, max_errors=max_errors, engine_stats=self.store.stats,
-                           accounting=accounting, slow_us=self.workload.slow_us)
+                           accounting=accounting, slow_us=self.workload.slow_us, clients=self.clients)
         if result["aborted"] and stale_finding(self.store) is not None:
             self._verify({}, stopped_by="stale_secondary")  # the count is short by design, and says why
             return "complete"
@@ -129,7 +138,7 @@ class Execution:
         return outcome(result)
 
     def _load(self, step: dict) -> str | None:
-        status = self._phase("load", self.workload.load(step["threads"]), interval_s=step["interval_s"],
+        status = self._phase("load", self._workers("load", step["threads"]), interval_s=step["interval_s"],
                              duration_s=None, max_errors=0, accounting=self.workload.load_accounting)
         self.workload.after_load(self.store, self.emit)
         return status
@@ -153,7 +162,7 @@ class Execution:
         self.store = self.reopen()
 
     def _measure(self, step: dict) -> str | None:
-        workers = self.workload.measure(step["name"], step["threads"], step.get("rate_per_s"))
+        workers = self._workers("measure", step["name"], step["threads"], step.get("rate_per_s"))
         status = self._phase(step["name"], workers, interval_s=step["interval_s"], duration_s=step["duration_s"],
                              max_errors=self.max_errors, accounting=self.workload.measure_accounting)
         self.workload.after_measure(step["name"], self.emit)
@@ -165,9 +174,9 @@ class Execution:
             rate, name = fraction * capacity, f"sweep {fraction:g}x"
             self.emit({"event": "sweep", "phase": name, "fraction": fraction, "offered_per_s": rate,
                        "closed_loop_per_s": capacity})
-            status = self._phase(name, self.workload.measure(name, step["threads"], rate), interval_s=step["seconds"],
-                                 duration_s=step["seconds"], max_errors=self.max_errors,
-                                 accounting=self.workload.measure_accounting)
+            workers = self._workers("measure", name, step["threads"], rate)
+            status = self._phase(name, workers, interval_s=step["seconds"], duration_s=step["seconds"],
+                                 max_errors=self.max_errors, accounting=self.workload.measure_accounting)
             if status:
                 return status
         return None

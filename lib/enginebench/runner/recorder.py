@@ -167,3 +167,34 @@ class Recorder:
                 del self.shares[k]
             self.closed_upto = max(self.closed_upto, upto)
             return taken
+
+
+def encode_share(share: IntervalShare) -> dict:
+    """An interval's share as the `interval` event carries it (histograms in the standard
+    encoding, which is lossless: decoding and adding them merges exactly)."""
+    ops = {}
+    for name, stats in sorted(share.ops.items()):
+        ops[name] = {"count": stats.histogram.get_total_count(), "items": stats.items,
+                     "errors": stats.errors, "cpu_ns": stats.cpu_ns, "slow": stats.slow,
+                     "hist": stats.histogram.encode().decode() if stats.histogram.get_total_count() else None,
+                     "intended_hist": (stats.intended.encode().decode()
+                                       if stats.intended is not None and stats.intended.get_total_count() else None)}
+    return {"ops": ops, "thread_cpu_ns": share.thread_cpu_ns}
+
+
+def _decoded(encoded: str | None) -> HdrHistogram | None:
+    if encoded is None:
+        return None
+    histogram = new_histogram()
+    histogram.decode_and_add(encoded)
+    return histogram
+
+
+def decode_share(payload: dict) -> IntervalShare:
+    """The share encode_share wrote (a client process's, sent to the runner to merge)."""
+    share = IntervalShare(thread_cpu_ns=payload["thread_cpu_ns"])
+    for name, op in payload["ops"].items():
+        share.ops[name] = OpStats(histogram=_decoded(op["hist"]) or new_histogram(), items=op["items"],
+                                  errors=op["errors"], cpu_ns=op["cpu_ns"], slow=op["slow"],
+                                  intended=_decoded(op["intended_hist"]))
+    return share

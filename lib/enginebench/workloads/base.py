@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Callable
 
+from ..runner.shared import LocalCounter, Tally
+
 Worker = Callable
 
 COUNT_ALL = {"rate": "count", "rate_ops": None, "per_op": None}
@@ -20,6 +22,27 @@ class Workload:
     measure_accounting: dict = COUNT_ALL
     # An op whose calls at or above a latency (us) count as slow (iibench's 2 s inserts).
     slow_us: dict[str, int] | None = None
+    # Counters the workers of a phase share (a work queue's position, documents inserted): the
+    # runner supplies them (runner/shared.py), in shared memory when the workers run in several
+    # client processes. A workload that keeps other state across its workers sets
+    # `client_processes` False and runs its workers as threads of the runner.
+    shared_counters: tuple[str, ...] = ()
+    client_processes = True
+    _counters: dict | None = None
+
+    def use_counters(self, counters: dict) -> None:
+        """Share these counters (by name) with the workers of other processes."""
+        self._counters = dict(counters)
+
+    def counter(self, name: str) -> Tally:
+        """The named shared counter, seen from the phase being built."""
+        if name not in self.shared_counters:
+            raise KeyError(f"{type(self).__name__} does not declare the shared counter {name!r}")
+        if self._counters is None:
+            self._counters = {}
+        if name not in self._counters:
+            self._counters[name] = LocalCounter()
+        return Tally(self._counters[name])
 
     def setup(self, store) -> None:
         """Collections and indexes, created before the load as the originals did."""

@@ -10,7 +10,6 @@ it, as the post counted Nslow from the server's log of slow operations.
 from __future__ import annotations
 
 import random
-import threading
 import time
 from typing import ClassVar, Literal
 
@@ -84,16 +83,17 @@ NUM_CASH_REGISTERS, NUM_CUSTOMERS, NUM_PRODUCTS, MAX_PRICE = 1000, 100_000, 10_0
 
 class IIBench(Workload):
     load_accounting = {"rate": "items", "rate_ops": [INSERT], "per_op": INSERT}
+    # Documents inserted (the query thread starts after query_begin_docs) and writers finished
+    # (the query thread stops when all are): shared by writers in any client process.
+    shared_counters = ("inserted", "writers_finished")
 
     def __init__(self, config: Params):
         self.cfg = config
         self.indexes = INDEXES[:config.num_secondary_indexes]
         self.slow_us = {INSERT: int(config.slow_threshold_s * 1e6)}
         self.random_letters = random_letters()
-        self.inserted = 0
-        self._lock = threading.Lock()
-        self.writers_done = threading.Event()
-        self.writers = self._writers_left = 0
+        self.writers = 0
+        self.inserted = self.writers_finished = None  # the load's Tallies (load() makes them)
         self._server_slow_ops: str | None = "setup has not run"  # why the server does not count
 
     # -- documents ------------------------------------------------------------------------
@@ -154,28 +154,24 @@ class IIBench(Workload):
                         return
                     batch = [self.document(rng) for _ in range(self.cfg.docs_per_insert)]
                     rec.call(INSERT, store.insert_many, COLLECTION, batch, items=len(batch))
-                    with self._lock:
-                        self.inserted += len(batch)
+                    self.inserted.add(len(batch))
                     if cap:
                         in_window += len(batch)
                         if in_window >= cap:  # the Java client's coarse one-second window
                             time.sleep(max(0.0, window_start + 1.0 - time.time()))
                             window_start, in_window = time.time(), 0
             finally:
-                with self._lock:
-                    self._writers_left -= 1
-                    if self._writers_left == 0:
-                        self.writers_done.set()
+                self.writers_finished.add(1)
         return work
 
     def _querier(self, index: int):
         def work(store, rec, stop):
-            while self.inserted < self.cfg.query_begin_docs and not (stop.is_set() or self.writers_done.is_set()):
+            while self.inserted.value() < self.cfg.query_begin_docs and not (stop.is_set() or self._writers_done()):
                 time.sleep(0.1)
             started_ms = int(time.time() * 1000)
             rng = random.Random(index + started_ms)
             k = 0
-            while not (stop.is_set() or self.writers_done.is_set()):
+            while not (stop.is_set() or self._writers_done()):
                 if self.cfg.ms_between_queries:
                     time.sleep(self.cfg.ms_between_queries / 1000)
                 op = QUERIES[k % 3]
@@ -186,6 +182,9 @@ class IIBench(Workload):
                 t = rng.randint(started_ms, int(time.time() * 1000))
                 rec.call(op, self._query, store, op, price, customer, register, t)
         return work
+
+    def _writers_done(self) -> bool:
+        return self.writers_finished.value() >= self.writers
 
     def _query(self, store: Store, op: str, price: float, customer: int, register: int, t: int) -> int:
         limit = self.cfg.query_limit
@@ -203,7 +202,8 @@ class IIBench(Workload):
     def load(self, threads: int):
         """The writers (`threads`, the post's 10) and the query thread(s), which need all three
         secondary indexes."""
-        self.writers = self._writers_left = threads
+        self.writers = threads
+        self.inserted, self.writers_finished = self.counter("inserted"), self.counter("writers_finished")
         queries = self.cfg.query_threads if len(self.indexes) == len(INDEXES) else 0
         return [self._writer(i) for i in range(threads)] + [self._querier(i) for i in range(queries)]
 

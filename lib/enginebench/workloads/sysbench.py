@@ -18,6 +18,7 @@ from typing import ClassVar, Literal
 from pydantic import Field, model_validator
 
 from ..params.phases import PhaseUse, WorkloadParams, uses
+from ..runner.shared import TicketQueue
 from ..stores.base import DuplicateKey, IndexSpec, Store
 from .base import Workload
 
@@ -66,6 +67,7 @@ def digits(rng: random.Random, groups: int) -> str:
 class Sysbench(Workload):
     load_accounting = {"rate": "items", "rate_ops": [LOAD], "per_op": LOAD}
     measure_accounting = {"rate": "count", "rate_ops": [TRANSACTION], "per_op": TRANSACTION}
+    shared_counters = ("collections",)
 
     def __init__(self, config: Params):
         self.cfg = config
@@ -89,9 +91,9 @@ class Sysbench(Workload):
 
     # -- load -----------------------------------------------------------------------------
     def load(self, loaders: int):
-        pending: queue.Queue = queue.Queue()
-        for i, name in enumerate(self.names, start=1):
-            pending.put((i, name))
+        # The loaders take the collections in turn through a shared counter (one loader per
+        # collection at a time, whichever client process it runs in).
+        pending = TicketQueue(list(enumerate(self.names, start=1)), self.counter("collections"))
 
         def loader(store, rec, stop):
             while not stop.is_set():

@@ -19,6 +19,7 @@ from pydantic import Field, model_validator
 
 from ...params.phases import PhaseUse, WorkloadParams, uses
 from ...runner.plan import request_loop
+from ...runner.shared import TicketQueue
 from ..base import Workload
 from ...stores.base import Store
 from . import operations as ops
@@ -76,6 +77,7 @@ class LinkBench(Workload):
     # The post's load tables: documents inserted into all collections per second, and per-op
     # figures divided by node inserts.
     load_accounting = {"rate": "items", "rate_ops": None, "per_op": "LOAD_NODE_BULK"}
+    shared_counters = ("link_chunks",)
 
     def __init__(self, config: Params):
         self.cfg = config
@@ -116,16 +118,17 @@ class LinkBench(Workload):
 
     def load(self, loaders: int):
         """Callables fn(store, recorder, stop) for `loaders` link threads and one node thread."""
-        chunks: queue.Queue = queue.Queue()
-        starts = list(range(self.cfg.startid1, self.cfg.maxid1, self.cfg.chunk_size))
-        for start in reversed(starts):  # highest ids first, as LinkBench queues them
-            chunks.put(start)
+        # Highest ids first, as LinkBench queues them; the loaders take the chunks in turn, through
+        # a shared counter, so loaders in different client processes take each chunk once.
+        starts = list(range(self.cfg.startid1, self.cfg.maxid1, self.cfg.chunk_size))[::-1]
+        chunks = TicketQueue(starts, self.counter("link_chunks"))
         threads = [lambda store, rec, stop, i=i: self._load_links(store, rec, stop, chunks, i)
                    for i in range(loaders)]
         threads.append(lambda store, rec, stop: self._load_nodes(store, rec, stop))
         return threads
 
-    def _load_links(self, store, rec, stop, chunks: queue.Queue, thread_index: int) -> None:
+    def _load_links(self, store, rec, stop, chunks, thread_index: int) -> None:
+        """`chunks`: the chunks' first ids, taken with get_nowait() until queue.Empty."""
         links, counts = [], []
         batch = self.cfg.load_batch
         now_ms = int(time.time() * 1000)
