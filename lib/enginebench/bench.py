@@ -7,8 +7,10 @@
 2. Every other family at its smoke scale, on every embedded engine: the same figures for each
    phase. Smoke phases last seconds, so these show that each family's loop runs natively, not
    how the engines compare.
-3. Server targets: the client's CPU per request of each family, when a deployment is at hand
-   (ENGINEBENCH_URI); otherwise the table says it was not measured and why.
+3. Server targets: every family at smoke scale on the uri target against the stand-in server
+   (enginebench/standin.py), with one client process and with the default number: per phase,
+   requests/s and the client's CPU per request (the runner and its client processes, all their
+   threads). Without the stand-in's jar or java the table says it was not measured and why.
 4. The sampler's own CPU, and the time from the command to the first loaded and measured op.
 5. The emulated devices' read latency (resources/probe.py): random 4 KiB O_DIRECT reads on the
    scratch disk, uncapped and under each storage profile, p50/p99/p99.9 and the throttle slice.
@@ -76,18 +78,66 @@ def phase_figures(run_dir: Path) -> list[dict]:
 
 
 def client_cost() -> list[dict]:
-    """The Python client's CPU per request on a server target, per family (smoke scale)."""
-    if not os.environ.get("ENGINEBENCH_URI"):
-        return [{"note": "not measured: set ENGINEBENCH_URI to a deployment (server targets run the Python client)"}]
+    """The Python client's cost on the uri target, per family at smoke scale, against the
+    stand-in server started here: per phase, requests/s and the client's CPU per request (the
+    runner and its client processes, every thread: client_process_cpu_ns of the interval
+    events), with one client process and with the default number (runner/clients.py)."""
+    from . import driver, standin
+    from .runner.clients import default_processes
+    why = standin.missing()
+    if why:
+        return [{"note": f"not measured: the stand-in server cannot start here ({why})"}]
     rows = []
-    for exp in ("linkbench_cached",) + FAMILIES:
-        run_dir = _run(exp, "smoke", "uri")
-        iv = pl.read_parquet(run_dir / "intervals.parquet")
-        for (system, phase), part in iv.group_by(["system", "phase"], maintain_order=True):
-            ops = part["ops"].sum()
-            rows.append({"experiment": exp, "system": system, "phase": phase, "ops": int(ops),
-                         "client_cpu_us_per_op": part["client_cpu_s"].sum() * 1e6 / ops if ops else None})
+    saved_uri, saved_extra = os.environ.get("ENGINEBENCH_URI"), dict(driver.SPEC_EXTRA)
+    try:
+        with tempfile.TemporaryDirectory() as logs, standin.standin_server(Path(logs)) as (uri, _proc, _dbpath):
+            os.environ["ENGINEBENCH_URI"] = uri
+            for exp in ("linkbench_cached",) + FAMILIES:
+                for processes in (1, default_processes()):
+                    driver.SPEC_EXTRA["client_processes"] = processes
+                    rows += client_figures(_run(exp, "smoke", "uri"))
+    finally:
+        driver.SPEC_EXTRA.clear()
+        driver.SPEC_EXTRA.update(saved_extra)
+        if saved_uri is None:
+            os.environ.pop("ENGINEBENCH_URI", None)
+        else:
+            os.environ["ENGINEBENCH_URI"] = saved_uri
     return rows
+
+
+def client_figures(run_dir: Path) -> list[dict]:
+    """Per system and phase of a server-target run: requests, requests/s, client CPU per request."""
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    rows = []
+    for label in manifest["systems"]:
+        events = [json.loads(line) for line in (run_dir / label / "events.jsonl").read_text().splitlines()]
+        clients = next((e for e in events if e.get("event") == "clients"), {})
+        phases: dict[str, dict] = {}
+        for e in events:
+            if e.get("event") != "interval":
+                continue
+            phase = phases.setdefault(e["phase"], {"requests": 0, "seconds": 0.0, "cpu_ns": 0})
+            phase["requests"] += sum(op["count"] for op in e["ops"].values())
+            phase["seconds"] += e["t_end"] - e["t_start"]
+            phase["cpu_ns"] += e.get("client_process_cpu_ns", 0)
+        for name, p in phases.items():
+            rows.append({"experiment": manifest["experiment"], "system": label, "phase": name,
+                         "client_processes": clients.get("client_processes"), "requests": p["requests"],
+                         "requests_per_s": p["requests"] / p["seconds"] if p["seconds"] else None,
+                         "client_cpu_us_per_request": p["cpu_ns"] / 1e3 / p["requests"] if p["requests"] else None})
+    return rows
+
+
+def print_clients(rows: list[dict]) -> None:
+    print(f"{'experiment':18} {'system':10} {'phase':12} {'procs':>5} {'requests':>9} {'req/s':>9} {'client us/req':>13}")
+    for r in rows:
+        if "note" in r:
+            print("  " + r["note"])
+            continue
+        print(f"{r['experiment'][:18]:18} {r['system'][:10]:10} {r['phase'][:12]:12} {r['client_processes']:>5}"
+              f" {r['requests']:>9,} {_num(r['requests_per_s'], ',.0f'):>9}"
+              f" {_num(r['client_cpu_us_per_request'], ',.1f'):>13}")
 
 
 def sampler_cost(interval_s: float = 1.0, seconds: float = 10.0) -> dict:
@@ -173,11 +223,10 @@ def main() -> Path:
     print("\nevery family at its smoke scale (seconds of work per phase):")
     families = [row for exp in FAMILIES for row in phase_figures(_run(exp, "smoke"))]
     print_table(families)
+    print("\nthe uri target (the stand-in server), the client's requests/s and CPU per request,"
+          " with one client process and with the default number:")
     clients = client_cost()
-    print("\nserver targets, the client's CPU per request:")
-    for row in clients:
-        print("  " + (row["note"] if "note" in row else
-                      f"{row['experiment']} {row['system']} {row['phase']}: {_num(row['client_cpu_us_per_op'], '.1f')} us"))
+    print_clients(clients)
     harness = {**sampler_cost(), **time_to_first_op()}
     for key, value in harness.items():
         print(f"{key:32} {value:,.3f}")

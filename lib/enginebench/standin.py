@@ -1,5 +1,6 @@
 """The stand-in wire-protocol server (tools/standin: mongo-java-server on its H2 MVStore backend),
-started on 127.0.0.1 on a free port for the TARGET=uri tests and stopped afterwards.
+started on 127.0.0.1 on a free port for the TARGET=uri tests and `make bench`'s client figures,
+and stopped afterwards.
 
 `make standin` builds the jar (`make test` does it first). The server prints "port N" once it
 listens; it stops when its stdin closes, so even a killed test run leaves no server behind (the
@@ -17,7 +18,9 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from .paths import repo_root
+
+REPO = repo_root()
 JAR = REPO / "tools" / "standin" / "target" / "enginebench-standin.jar"
 START_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 30

@@ -68,22 +68,22 @@ class ClientPool:
     def __len__(self) -> int:
         return len(self.processes)
 
-    def _reply(self, number: int):
+    def _reply(self, number: int, timeout_s: float | None = REPLY_TIMEOUT_S):
         conn, proc = self.connections[number], self.processes[number]
-        deadline = time.time() + REPLY_TIMEOUT_S
+        deadline = None if timeout_s is None else time.time() + timeout_s
         while not conn.poll(0.2):
             if not proc.is_alive():
                 raise ClientError(f"client process {number} exited with code {proc.exitcode}")
-            if time.time() > deadline:
-                raise ClientError(f"client process {number} did not answer within {REPLY_TIMEOUT_S:.0f} s")
+            if deadline is not None and time.time() > deadline:
+                raise ClientError(f"client process {number} did not answer within {timeout_s:.0f} s")
         kind, value = conn.recv()
         if kind == "error":
             raise ClientError(f"client process {number}: {value}")
         return value
 
-    def ask(self, number: int, *message):
+    def ask(self, number: int, *message, timeout_s: float | None = REPLY_TIMEOUT_S):
         self.connections[number].send(message)
-        return self._reply(number)
+        return self._reply(number, timeout_s)
 
     def ask_all(self, *message) -> list:
         for conn in self.connections:
@@ -131,7 +131,8 @@ class ProcessGroup:
         self.pool.ask(self.number, "stop")
 
     def join(self) -> list[str]:
-        self.failures = self.pool.ask(self.number, "join")
+        # As long as its slowest operation takes (a thread's join has no bound either).
+        self.failures = self.pool.ask(self.number, "join", timeout_s=None)
         return self.failures
 
     def take(self, upto: int, clamp_to: int | None = None):
