@@ -58,12 +58,16 @@ class ClientPool:
             child_end.close()
             self.connections.append(parent_end)
             self.processes.append(proc)
-        for number in range(processes):
-            self._reply(number)  # each has started
-        for number in range(processes):
-            # One at a time: opening a store probes the server's capabilities with scratch
-            # collections, which two probes at once would trip over.
-            self.ask(number, "open")
+        try:
+            for number in range(processes):
+                self._reply(number)  # each has started
+            for number in range(processes):
+                # One at a time: opening a store probes the server's capabilities with scratch
+                # collections, which two probes at once would trip over.
+                self.ask(number, "open")
+        except BaseException:
+            self.close()  # none is left behind by a pool that failed to start
+            raise
 
     def __len__(self) -> int:
         return len(self.processes)
