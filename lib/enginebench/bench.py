@@ -110,7 +110,9 @@ def client_figures(run_dir: Path) -> list[dict]:
     """Per system and phase of a server-target run: requests, requests/s, client CPU per request."""
     manifest = json.loads((run_dir / "manifest.json").read_text())
     rows = []
-    for label in manifest["systems"]:
+    for label, info in manifest["systems"].items():
+        if info.get("status") != "complete":  # what it measured is still shown, after this line
+            rows.append({"note": f"{manifest['experiment']} {label}: {info.get('status')}: {info.get('error')}"})
         events = [json.loads(line) for line in (run_dir / label / "events.jsonl").read_text().splitlines()]
         clients = next((e for e in events if e.get("event") == "clients"), {})
         phases: dict[str, dict] = {}
