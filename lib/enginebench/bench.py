@@ -90,10 +90,12 @@ def client_cost() -> list[dict]:
     rows = []
     saved_uri, saved_extra = os.environ.get("ENGINEBENCH_URI"), dict(driver.SPEC_EXTRA)
     try:
-        with tempfile.TemporaryDirectory() as logs, standin.standin_server(Path(logs)) as (uri, _proc, _dbpath):
-            os.environ["ENGINEBENCH_URI"] = uri
-            for exp in ("linkbench_cached",) + FAMILIES:
-                for processes in (1, default_processes()):
+        for exp in ("linkbench_cached",) + FAMILIES:
+            for processes in (1, default_processes()):
+                # A fresh server for each run: both client settings start from the same state,
+                # and one run's leftovers in the stand-in's store cannot fail the next.
+                with tempfile.TemporaryDirectory() as logs, standin.standin_server(Path(logs)) as (uri, _, _):
+                    os.environ["ENGINEBENCH_URI"] = uri
                     driver.SPEC_EXTRA["client_processes"] = processes
                     rows += client_figures(_run(exp, "smoke", "uri"))
     finally:
