@@ -13,6 +13,10 @@ Probed from the server itself (the same code under pymongo 3.x and 4.x):
                 BadValue "hint provided does not correspond to an existing index"; a server that
                 answers it ignores hints, and the plans the workloads ask for are not the ones run
   capped        creating a small capped collection (the flashback mix's event log is one)
+  unacknowledged  only when the client asks for w:0 (the TokuMX tests, as the post's shell loops
+                sent): an unacknowledged insert, then an acknowledged read on the same client; a
+                server that refuses the fire-and-forget message (the stand-in answers "flags=2 not
+                yet supported" and drops the connection) gets acknowledged writes, named as a gap
 Probe collections live in the store's own database and are dropped at once.
 """
 from __future__ import annotations
@@ -24,6 +28,7 @@ from .serverstats import missing_counters
 MONGODB_PROCESSES = ("mongod", "mongos", "mongod.exe", "mongos.exe")
 PROBE = "_enginebench_probe"
 NO_SUCH_INDEX = "_enginebench_no_such_index"
+W0_WAIT_S = 2.0
 
 
 @dataclass
@@ -33,6 +38,7 @@ class Capabilities:
     oplog: bool
     hints: bool
     capped: bool
+    unacknowledged: bool = True   # w:0 writes accepted (probed only when asked for)
     missing_stats: list[str] = field(default_factory=list)
     notes: dict[str, str] = field(default_factory=dict)   # feature -> what the server answered
 
@@ -57,6 +63,9 @@ class Capabilities:
         if not self.capped:
             out.append(f"capped collections ({self.notes.get('capped', 'refused')}): they were created as ordinary "
                        "collections, so their inserts are plain inserts")
+        if not self.unacknowledged:
+            out.append(f"unacknowledged writes ({self.notes.get('unacknowledged', 'refused')}): writes were "
+                       "acknowledged (w:1) instead of the params' w:0, so rates count writes done, not sent")
         if self.missing_stats:
             out.append("serverStatus statistics: " + ", ".join(self.missing_stats) + " (their columns are absent, "
                        "not zero)")
@@ -74,6 +83,9 @@ def probe(client, db, hello: dict, status: dict, engine_status: dict | None = No
     from pymongo.errors import OperationFailure, PyMongoError
 
     notes: dict[str, str] = {}
+    unacknowledged = _unacknowledged_writes(client, db, notes)
+    # Every other probe must see the server's answer, whatever write concern the store asks for.
+    db = client.get_database(db.name, write_concern=_acknowledged())
     try:
         db.command("profile", -1)   # -1 reads the level and changes nothing
         profiler = True
@@ -98,4 +110,38 @@ def probe(client, db, hello: dict, status: dict, engine_status: dict | None = No
     finally:
         db.drop_collection(PROBE + "_capped")
     return Capabilities(process=status.get("process"), profiler=profiler, oplog=oplog, hints=hints, capped=capped,
-                        missing_stats=missing_counters(engine_status or status), notes=notes)
+                        unacknowledged=unacknowledged, missing_stats=missing_counters(engine_status or status),
+                        notes=notes)
+
+
+def _unacknowledged_writes(client, db, notes: dict) -> bool:
+    """Whether w:0 writes work on this server; True when the client does not ask for them. The
+    insert is fire-and-forget, so it is looked for with acknowledged reads for up to W0_WAIT_S: a
+    server that dropped it (or the connection it came on) never shows it."""
+    import time
+
+    from pymongo.errors import PyMongoError
+    if (client.write_concern.document or {}).get("w") != 0:
+        return True
+    probe = db[PROBE + "_w0"]
+    try:
+        probe.insert_one({"_id": 0})
+        deadline = time.monotonic() + W0_WAIT_S
+        while time.monotonic() < deadline:
+            if probe.with_options(write_concern=_acknowledged()).find_one({"_id": 0}) is not None:
+                return True
+            time.sleep(0.05)
+        notes["unacknowledged"] = f"an unacknowledged insert never arrived within {W0_WAIT_S:g} s"
+    except PyMongoError as exc:
+        notes["unacknowledged"] = _error(exc) or type(exc).__name__
+    finally:
+        try:
+            db.drop_collection(PROBE + "_w0")
+        except PyMongoError:
+            pass
+    return False
+
+
+def _acknowledged():
+    from pymongo.write_concern import WriteConcern
+    return WriteConcern(w=1)

@@ -55,6 +55,12 @@ class MongoStore(Store):
         engine_status = self._shard_statuses()[0] if self._shard_clients else status
         self.capabilities = probe(self.client, self.db, hello, status, engine_status)
         self.gaps = self.capabilities.gaps(self.atomic)
+        if not self.capabilities.unacknowledged and client is None:
+            # Named in self.gaps: acknowledged writes instead, for every write the store and the
+            # runner send (keyword options override the URI's w=0 in both pymongo generations).
+            self.client.close()
+            self.client = pymongo.MongoClient(uri, w=1)
+            self.db = self.client[database]
         # StaleWatch objects the runner attaches (replication lag per secondary, per interval).
         self.watches: list = []
 
