@@ -25,11 +25,10 @@ def trust(manifest: dict) -> str:
 
 
 def verdicts(counts: dict | None, why_not: str = "") -> str:
-    from .report.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED
+    from .report.claims import counts_summary
     if counts is None:
         return f"Claims: not evaluated ({why_not or 'no claims for this family'})"
-    return (f"Claims: {counts[HOLDS]} hold, {counts[FAILS]} do not hold, {counts[NOT_EVALUATED]} not evaluated"
-            + (f", {counts[INCONCLUSIVE]} inconclusive" if counts[INCONCLUSIVE] else ""))
+    return f"Claims: {counts_summary(counts)}"
 
 
 def _took(manifest: dict) -> str:

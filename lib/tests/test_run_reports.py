@@ -43,7 +43,8 @@ def _copy(run: Path, run_id: str, **changes) -> Path:
 def test_a_run_ends_with_one_paragraph_summary(results):
     (paragraph,) = results["summary"].strip().splitlines()
     assert paragraph.startswith(f"{EXP} at smoke scale on the embedded target ended complete")
-    assert re.search(r"Claims: \d+ hold, \d+ do not hold, \d+ not evaluated \(a smoke run checks", paragraph)
+    assert re.search(r"Claims: smoke: pipeline check, no verdict \(\d+ claims measured, \d+ not evaluated\) "
+                     r"\(a smoke run checks", paragraph), paragraph
     assert "Systems: rx complete, wt complete" in paragraph and str(results["complete"]) in paragraph
     assert f"RUN={results['complete']} renders one" in paragraph
 

@@ -169,7 +169,11 @@ def verdict_summary(table: pl.DataFrame) -> str:
     """'4 hold, 3 do not hold, 1 not evaluated, 2 not steady': every verdict the table has, the
     withheld ones named, so a count never reads as more certain than the run allows; a smoke
     run's says it has none."""
-    counts = verdict_counts(table)
+    return counts_summary(verdict_counts(table))
+
+
+def counts_summary(counts: dict[str, int]) -> str:
+    """verdict_summary's sentence from verdict counts already made (the index, the terminal)."""
     if counts[SMOKE]:
         return f"{SMOKE} ({counts[SMOKE]} claims measured, {counts[NOT_EVALUATED]} not evaluated)"
     words = {HOLDS: "hold", FAILS: "do not hold", NOT_EVALUATED: "not evaluated",
