@@ -11,7 +11,7 @@ import polars as pl
 
 from . import palette
 from .charts import symlog_axis
-from .claims import FAILS, HOLDS, NOT_EVALUATED, load_claims, verdict_summary
+from .claims import NOT_EVALUATED, Measured, evaluate, load_claims, verdict_summary
 from .prose import caveat
 from . import latency
 from .rundata import RunData
@@ -203,63 +203,71 @@ def _pick(run: RunData, role: str) -> dict | None:
     return done[0] if done else None
 
 
-def _row(claim: dict, value: float | None, verdict: str, detail: str, reason: str = "") -> dict:
-    return {"id": claim["id"], "claim": claim["claim"], "metric": claim["metric"],
-            "published_ratio": float(claim["reference_ratio"]) if claim["reference_ratio"] else None,
-            "measured_ratio": value, "expect": claim["expect"], "verdict": verdict, "from": detail, "reason": reason}
+def resolver(run: RunData):
+    """The claims' metrics on this run, for claims.evaluate: each Flashback claim is its own check
+    (a bound in ms, a mean and a P99 ratio at once, a fitted slope), so each returns its outcome."""
+    points = scans(run)
+
+    def resolve(claim: dict) -> Measured:
+        a = _pick(run, claim["numerator_role"])
+        b = _pick(run, claim["denominator_role"]) if claim["denominator_role"] else None
+        if a is None or (claim["denominator_role"] and b is None):
+            return Measured(None, "", f"needs complete systems of roles {claim['numerator_role']}"
+                            + (f" and {claim['denominator_role']}" if claim["denominator_role"] else ""))
+        check = CHECKS.get(claim["id"])
+        if check is None:
+            return Measured(None, "", f"metric {claim['metric']!r} has no resolver")
+        return check(run, claim, a, b, points)
+    return resolve
 
 
-def _evaluate(run: RunData, claim: dict, points: pl.DataFrame) -> dict:
-    a = _pick(run, claim["numerator_role"])
-    b = _pick(run, claim["denominator_role"]) if claim["denominator_role"] else None
-    if a is None or (claim["denominator_role"] and b is None):
-        return _row(claim, None, NOT_EVALUATED, "", f"needs complete systems of roles {claim['numerator_role']}"
-                    + (f" and {claim['denominator_role']}" if claim["denominator_role"] else ""))
-    stat = lambda s, op, key: _stat(run, s["label"], op, key)
-    if claim["id"] == "fb.writes_fast":
-        maxima = {op: stat(a, op, "max_ms") for op in WRITES if stat(a, op, "max_ms") is not None}
-        if not maxima:
-            return _row(claim, None, NOT_EVALUATED, "", "no write was replayed")
-        worst = max(maxima, key=maxima.get)
-        p99 = max((stat(a, op, "p99_ms") or 0) for op in maxima)
-        return _row(claim, maxima[worst], HOLDS if maxima[worst] < float(claim["reference_ratio"]) else FAILS,
-                    f"{a['label']}: slowest write {worst} {maxima[worst]:.2f} ms (ms, not a ratio); "
-                    f"the highest P99 of a write type {p99:.2f} ms")
-    if claim["id"] == "fb.query_avg":
-        means = [stat(s, "query", "mean_ms") for s in (a, b)]
-        p99s = [stat(s, "query", "p99_ms") for s in (a, b)]
-        if None in means + p99s or not means[1] or not p99s[1]:
-            return _row(claim, None, NOT_EVALUATED, "", "queries were not replayed on both systems")
-        mean_r, p99_r = means[0] / means[1], p99s[0] / p99s[1]
-        return _row(claim, mean_r, HOLDS if mean_r > 1 and p99_r < 1 else FAILS,
-                    f"mean {a['label']}={means[0]:.3f} / {b['label']}={means[1]:.3f} ms; "
-                    f"P99 ratio {p99_r:.2f} ({p99s[0]:.3f} / {p99s[1]:.3f} ms)")
-    if claim["id"] == "fb.capped":
-        means = [stat(s, "insert.capped", "mean_ms") for s in (a, b)]
-        if None in means or not means[1]:
-            return _row(claim, None, NOT_EVALUATED, "", "capped inserts were not replayed on both systems")
-        ratio = means[0] / means[1]
-        return _row(claim, ratio, HOLDS if ratio > 1 else FAILS,
-                    f"capped insert mean {a['label']}={means[0]:.3f} / {b['label']}={means[1]:.3f} ms")
-    if claim["id"] == "fb.scan_linear":
-        fitted = fits(points.filter(pl.col("system") == a["label"])) if not points.is_empty() else pl.DataFrame()
-        if fitted.is_empty():
-            return _row(claim, None, NOT_EVALUATED, "", "no query scanned more than one distinct number of documents")
-        f = fitted.row(0, named=True)
-        holds = f["slope_low"] > 0 and f["r2"] >= MIN_R2
-        return _row(claim, f["ms per 1000 docs"], HOLDS if holds else FAILS,
+def _writes_fast(run, claim, a, _b, _points) -> Measured:
+    maxima = {op: _stat(run, a["label"], op, "max_ms") for op in WRITES if _stat(run, a["label"], op, "max_ms") is not None}
+    if not maxima:
+        return Measured(None, "", "no write was replayed")
+    worst = max(maxima, key=maxima.get)
+    p99 = max((_stat(run, a["label"], op, "p99_ms") or 0) for op in maxima)
+    return Measured(maxima[worst], f"{a['label']}: slowest write {worst} {maxima[worst]:.2f} ms (ms, not a ratio); "
+                    f"the highest P99 of a write type {p99:.2f} ms", outcome=maxima[worst] < float(claim["reference_ratio"]))
+
+
+def _query_avg(run, _claim, a, b, _points) -> Measured:
+    means = [_stat(run, s["label"], "query", "mean_ms") for s in (a, b)]
+    p99s = [_stat(run, s["label"], "query", "p99_ms") for s in (a, b)]
+    if None in means + p99s or not means[1] or not p99s[1]:
+        return Measured(None, "", "queries were not replayed on both systems")
+    mean_r, p99_r = means[0] / means[1], p99s[0] / p99s[1]
+    return Measured(mean_r, f"mean {a['label']}={means[0]:.3f} / {b['label']}={means[1]:.3f} ms; "
+                    f"P99 ratio {p99_r:.2f} ({p99s[0]:.3f} / {p99s[1]:.3f} ms)", outcome=mean_r > 1 and p99_r < 1)
+
+
+def _capped(run, _claim, a, b, _points) -> Measured:
+    means = [_stat(run, s["label"], "insert.capped", "mean_ms") for s in (a, b)]
+    if None in means or not means[1]:
+        return Measured(None, "", "capped inserts were not replayed on both systems")
+    ratio = means[0] / means[1]
+    return Measured(ratio, f"capped insert mean {a['label']}={means[0]:.3f} / {b['label']}={means[1]:.3f} ms",
+                    outcome=ratio > 1)
+
+
+def _scan_linear(_run, _claim, a, _b, points) -> Measured:
+    fitted = fits(points.filter(pl.col("system") == a["label"])) if not points.is_empty() else pl.DataFrame()
+    if fitted.is_empty():
+        return Measured(None, "", "no query scanned more than one distinct number of documents")
+    f = fitted.row(0, named=True)
+    return Measured(f["ms per 1000 docs"],
                     f"{a['label']}: {f['ms per 1000 docs']:.3f} ms per 1000 docs (95% low {f['slope_low']:.3f}), "
-                    f"R²={f['r2']:.2f} over the medians of {f['bins']} bins of {f['n']} queries (R²={f['r2 points']:.2f} over every "
-                    f"query); holds when the slope is above 0 and the medians' R² ≥ {MIN_R2}")
-    return _row(claim, None, NOT_EVALUATED, "", f"metric {claim['metric']!r} has no resolver")
+                    f"R²={f['r2']:.2f} over the medians of {f['bins']} bins of {f['n']} queries (R²={f['r2 points']:.2f} "
+                    f"over every query); holds when the slope is above 0 and the medians' R² ≥ {MIN_R2}",
+                    outcome=f["slope_low"] > 0 and f["r2"] >= MIN_R2)
+
+
+CHECKS = {"fb.writes_fast": _writes_fast, "fb.query_avg": _query_avg, "fb.capped": _capped,
+          "fb.scan_linear": _scan_linear}
 
 
 def claims_table(run: RunData) -> pl.DataFrame:
-    points = scans(run)
-    rows = [_evaluate(run, c, points) for c in load_claims(run.manifest["experiment"]).iter_rows(named=True)]
-    return pl.DataFrame(rows, schema={"id": pl.Utf8, "claim": pl.Utf8, "metric": pl.Utf8, "published_ratio": pl.Float64,
-                                      "measured_ratio": pl.Float64, "expect": pl.Utf8, "verdict": pl.Utf8,
-                                      "from": pl.Utf8, "reason": pl.Utf8})
+    return evaluate(load_claims(run.manifest["experiment"]), resolver(run))
 
 
 # -- findings -------------------------------------------------------------------------------
