@@ -129,3 +129,13 @@ def test_request_mix_writes_and_consistency(tmp_path, counts, low, high):
         assert check["mismatches"] == 0
     else:
         assert check["mismatches"] > 0
+
+
+def test_the_report_names_exact_counts_as_a_departure_from_the_post():
+    from enginebench.fidelity import departures
+    from enginebench.params import load_params
+    params = load_params("linkbench_cached", "smoke")
+    assert params["workload"]["counts"] == "linkbenchx" and departures(params, "embedded") == []
+    params["workload"]["counts"] = "exact"
+    (line,) = departures(params, "embedded")
+    assert line.startswith("Count rows kept exactly (counts: exact")
