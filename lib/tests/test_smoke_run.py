@@ -9,7 +9,7 @@ import pytest
 from enginebench.report import linkbench as lb
 from enginebench.report.claims import HOLDS, FAILS, NOT_EVALUATED, NOT_STEADY, SMOKE
 from enginebench.report import repeats
-from enginebench.report.prose import linkbench_findings
+from enginebench.report.linkbench import findings as linkbench_findings
 from enginebench.report.rundata import latest_run, load_run
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from ..paths import reference_dir
+from .rundata import RunData
 
 HOLDS, FAILS, NOT_EVALUATED = "holds", "does not hold", "not evaluated"
 # Over repeated runs (report/repeats.py): some runs hold and some do not.
@@ -198,3 +199,15 @@ def claim_line(row: dict) -> str:
     why = f" ({row['reason']})" if row["verdict"] in WITHHELD + (INCONCLUSIVE,) and row["reason"] else ""
     return (f"- *{row['claim']}*: published {published}, measured {row['measured_ratio']:.2f}x "
             f"({row['from']}): **{row['verdict']}**{note}{why}.")
+
+
+EMBEDDED_CAVEAT = ("**How to read these numbers.** The systems here are storage engines linked into one native "
+                   "runner process with MongoDB's record-store layout on top, not mongod: there is no network "
+                   "round trip, no query planner and no thread per connection, and the workload generator shares "
+                   "the process (its own CPU is reported as client cpu/o). Absolute rates, context switches and "
+                   "CPU per operation therefore measure a different stack from the posts'; what carries over is "
+                   "how the engines compare with each other under the same workload and limits.")
+
+
+def caveat(run: RunData) -> str:
+    return EMBEDDED_CAVEAT if (run.manifest.get("target") or {}).get("kind") == "embedded" else ""

@@ -11,8 +11,7 @@ import polars as pl
 
 from . import palette
 from .charts import symlog_axis
-from .claims import NOT_EVALUATED, Measured, evaluate, load_claims, verdict_summary
-from .prose import caveat
+from .claims import Measured, NOT_EVALUATED, caveat, evaluate, load_claims, verdict_summary
 from . import latency
 from .rundata import RunData
 

@@ -8,8 +8,7 @@ import polars as pl
 
 from ..paths import reference_dir
 from . import palette
-from .claims import Measured, claim_line, evaluate, load_claims, verdict_summary
-from .prose import caveat
+from .claims import Measured, caveat, claim_line, evaluate, load_claims, verdict_summary
 from . import latency
 from .rundata import RunData, phase_summary
 

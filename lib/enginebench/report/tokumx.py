@@ -17,8 +17,7 @@ import re
 import polars as pl
 
 from ..paths import reference_dir
-from .claims import FAILS, HOLDS, NOT_EVALUATED, Measured, claim_line, evaluate, load_claims, verdict_summary
-from .prose import caveat
+from .claims import FAILS, HOLDS, Measured, NOT_EVALUATED, caveat, claim_line, evaluate, load_claims, verdict_summary
 from .runparams import load_interval_s
 from .rundata import RunData, merged_latency
 
