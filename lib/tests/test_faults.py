@@ -36,8 +36,17 @@ def _top_of_report(run_dir: Path) -> str:
 
 
 def _runners_left() -> list:
-    return [p for p in psutil.Process().children(recursive=True) if p.is_running()
-            and p.status() != psutil.STATUS_ZOMBIE]
+    """Runners (native or Python) and client processes still alive below this test process.
+    multiprocessing's resource tracker, which an earlier test's shared-memory counters start and
+    which lives as long as pytest does, is not one."""
+    def ours(p) -> bool:
+        try:
+            cmdline = " ".join(p.cmdline())
+            return (p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+                    and "resource_tracker" not in cmdline)
+        except psutil.NoSuchProcess:
+            return False
+    return [p for p in psutil.Process().children(recursive=True) if ours(p)]
 
 
 def _nothing_left(data: Path) -> None:
