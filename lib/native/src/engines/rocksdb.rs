@@ -4,10 +4,12 @@
 //! (the prefixes are kept under a metadata prefix so a reopened database finds them). The
 //! options come from store::mongod_layout::RocksLayout, which cites MongoRocks' source.
 //!
-//! Transactions: a TransactionDB with snapshot transactions and no lock wait. A write to a key
-//! another open transaction wrote, or that changed since this transaction's snapshot, fails at
-//! once and the record store retries the operation, as MongoRocks raised a WriteConflict in the
-//! same two cases. Read-only calls read a plain snapshot without a transaction.
+//! Transactions as MongoRocks ran them (mongo-rocks r3.2.0, src/rocks_recovery_unit.cpp): a
+//! plain DB; each write transaction reads at a snapshot, gathers its writes in a
+//! WriteBatchWithIndex (read back by its own reads and scans) and applies it with one DB write
+//! at commit. Conflicts are MongoRocks' own (rocks_conflicts.rs): a write to a key another open
+//! transaction wrote, or that was committed after this transaction's snapshot, fails at once
+//! and the record store retries the operation. Read-only calls read a plain snapshot.
 use std::ffi::{c_char, c_int, c_uchar, c_void, CStr, CString};
 use std::path::Path;
 use std::ptr;
@@ -15,6 +17,7 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
+use super::rocks_conflicts::{ConflictTracker, Transaction};
 use super::{Engine, Options, Session, Table, TableKind, Visit};
 use crate::error::{Error, Result};
 use crate::store::mongod_layout::RocksLayout;
@@ -26,10 +29,8 @@ mod ffi {
     pub enum rocksdb_block_based_table_options_t {}
     pub enum rocksdb_cache_t {}
     pub enum rocksdb_filterpolicy_t {}
-    pub enum rocksdb_transactiondb_t {}
-    pub enum rocksdb_transactiondb_options_t {}
-    pub enum rocksdb_transaction_t {}
-    pub enum rocksdb_transaction_options_t {}
+    pub enum rocksdb_t {}
+    pub enum rocksdb_writebatch_wi_t {}
     pub enum rocksdb_writeoptions_t {}
     pub enum rocksdb_readoptions_t {}
     pub enum rocksdb_snapshot_t {}
@@ -65,45 +66,35 @@ mod ffi {
         pub fn rocksdb_filterpolicy_create_bloom(bits_per_key: f64) -> *mut rocksdb_filterpolicy_t;
         pub fn rocksdb_cache_create_lru(capacity: usize) -> *mut rocksdb_cache_t;
         pub fn rocksdb_cache_destroy(c: *mut rocksdb_cache_t);
-        pub fn rocksdb_transactiondb_options_create() -> *mut rocksdb_transactiondb_options_t;
-        pub fn rocksdb_transactiondb_options_destroy(o: *mut rocksdb_transactiondb_options_t);
-        pub fn rocksdb_transactiondb_options_set_transaction_lock_timeout(o: *mut rocksdb_transactiondb_options_t, ms: i64);
-        pub fn rocksdb_transactiondb_options_set_default_lock_timeout(o: *mut rocksdb_transactiondb_options_t, ms: i64);
-        pub fn rocksdb_transactiondb_open(o: *const rocksdb_options_t, t: *const rocksdb_transactiondb_options_t,
-                                          name: *const c_char, err: *mut *mut c_char) -> *mut rocksdb_transactiondb_t;
-        pub fn rocksdb_transactiondb_close(db: *mut rocksdb_transactiondb_t);
-        pub fn rocksdb_transactiondb_property_int(db: *mut rocksdb_transactiondb_t, name: *const c_char, out: *mut u64) -> c_int;
-        pub fn rocksdb_transactiondb_flush(db: *mut rocksdb_transactiondb_t, o: *const rocksdb_flushoptions_t, err: *mut *mut c_char);
-        pub fn rocksdb_transactiondb_flush_wal(db: *mut rocksdb_transactiondb_t, sync: c_uchar, err: *mut *mut c_char);
-        pub fn rocksdb_transactiondb_create_snapshot(db: *mut rocksdb_transactiondb_t) -> *const rocksdb_snapshot_t;
-        pub fn rocksdb_transactiondb_release_snapshot(db: *mut rocksdb_transactiondb_t, s: *const rocksdb_snapshot_t);
-        pub fn rocksdb_transactiondb_get_pinned(db: *mut rocksdb_transactiondb_t, o: *const rocksdb_readoptions_t,
-                                                key: *const c_char, klen: usize, err: *mut *mut c_char) -> *mut rocksdb_pinnableslice_t;
-        pub fn rocksdb_transactiondb_put(db: *mut rocksdb_transactiondb_t, o: *const rocksdb_writeoptions_t,
-                                         key: *const c_char, klen: usize, val: *const c_char, vlen: usize, err: *mut *mut c_char);
-        pub fn rocksdb_transactiondb_create_iterator(db: *mut rocksdb_transactiondb_t, o: *const rocksdb_readoptions_t) -> *mut rocksdb_iterator_t;
+        pub fn rocksdb_open(o: *const rocksdb_options_t, name: *const c_char, err: *mut *mut c_char) -> *mut rocksdb_t;
+        pub fn rocksdb_close(db: *mut rocksdb_t);
+        pub fn rocksdb_property_int(db: *mut rocksdb_t, name: *const c_char, out: *mut u64) -> c_int;
+        pub fn rocksdb_flush(db: *mut rocksdb_t, o: *const rocksdb_flushoptions_t, err: *mut *mut c_char);
+        pub fn rocksdb_flush_wal(db: *mut rocksdb_t, sync: c_uchar, err: *mut *mut c_char);
+        pub fn rocksdb_create_snapshot(db: *mut rocksdb_t) -> *const rocksdb_snapshot_t;
+        pub fn rocksdb_release_snapshot(db: *mut rocksdb_t, s: *const rocksdb_snapshot_t);
+        pub fn rocksdb_get_pinned(db: *mut rocksdb_t, o: *const rocksdb_readoptions_t,
+                                  key: *const c_char, klen: usize, err: *mut *mut c_char) -> *mut rocksdb_pinnableslice_t;
+        pub fn rocksdb_put(db: *mut rocksdb_t, o: *const rocksdb_writeoptions_t,
+                           key: *const c_char, klen: usize, val: *const c_char, vlen: usize, err: *mut *mut c_char);
+        pub fn rocksdb_create_iterator(db: *mut rocksdb_t, o: *const rocksdb_readoptions_t) -> *mut rocksdb_iterator_t;
         pub fn rocksdb_flushoptions_create() -> *mut rocksdb_flushoptions_t;
         pub fn rocksdb_flushoptions_set_wait(o: *mut rocksdb_flushoptions_t, v: c_uchar);
         pub fn rocksdb_flushoptions_destroy(o: *mut rocksdb_flushoptions_t);
-        pub fn rocksdb_transaction_options_create() -> *mut rocksdb_transaction_options_t;
-        pub fn rocksdb_transaction_options_set_set_snapshot(o: *mut rocksdb_transaction_options_t, v: c_uchar);
-        pub fn rocksdb_transaction_options_set_lock_timeout(o: *mut rocksdb_transaction_options_t, ms: i64);
-        pub fn rocksdb_transaction_options_destroy(o: *mut rocksdb_transaction_options_t);
-        pub fn rocksdb_transaction_begin(db: *mut rocksdb_transactiondb_t, w: *const rocksdb_writeoptions_t,
-                                         t: *const rocksdb_transaction_options_t, old: *mut rocksdb_transaction_t) -> *mut rocksdb_transaction_t;
-        pub fn rocksdb_transaction_get_snapshot(t: *mut rocksdb_transaction_t) -> *const rocksdb_snapshot_t;
-        pub fn rocksdb_transaction_get_pinned(t: *mut rocksdb_transaction_t, o: *const rocksdb_readoptions_t,
-                                              key: *const c_char, klen: usize, err: *mut *mut c_char) -> *mut rocksdb_pinnableslice_t;
-        pub fn rocksdb_transaction_get_pinned_for_update(t: *mut rocksdb_transaction_t, o: *const rocksdb_readoptions_t,
-                                                         key: *const c_char, klen: usize, exclusive: c_uchar,
-                                                         err: *mut *mut c_char) -> *mut rocksdb_pinnableslice_t;
-        pub fn rocksdb_transaction_put(t: *mut rocksdb_transaction_t, key: *const c_char, klen: usize,
-                                       val: *const c_char, vlen: usize, err: *mut *mut c_char);
-        pub fn rocksdb_transaction_delete(t: *mut rocksdb_transaction_t, key: *const c_char, klen: usize, err: *mut *mut c_char);
-        pub fn rocksdb_transaction_commit(t: *mut rocksdb_transaction_t, err: *mut *mut c_char);
-        pub fn rocksdb_transaction_rollback(t: *mut rocksdb_transaction_t, err: *mut *mut c_char);
-        pub fn rocksdb_transaction_destroy(t: *mut rocksdb_transaction_t);
-        pub fn rocksdb_transaction_create_iterator(t: *mut rocksdb_transaction_t, o: *const rocksdb_readoptions_t) -> *mut rocksdb_iterator_t;
+        pub fn rocksdb_writebatch_wi_create(reserved_bytes: usize, overwrite_keys: c_uchar) -> *mut rocksdb_writebatch_wi_t;
+        pub fn rocksdb_writebatch_wi_destroy(b: *mut rocksdb_writebatch_wi_t);
+        pub fn rocksdb_writebatch_wi_clear(b: *mut rocksdb_writebatch_wi_t);
+        pub fn rocksdb_writebatch_wi_count(b: *mut rocksdb_writebatch_wi_t) -> c_int;
+        pub fn rocksdb_writebatch_wi_put(b: *mut rocksdb_writebatch_wi_t, key: *const c_char, klen: usize,
+                                         val: *const c_char, vlen: usize);
+        pub fn rocksdb_writebatch_wi_delete(b: *mut rocksdb_writebatch_wi_t, key: *const c_char, klen: usize);
+        pub fn rocksdb_writebatch_wi_get_from_batch_and_db(b: *mut rocksdb_writebatch_wi_t, db: *mut rocksdb_t,
+                                                           o: *const rocksdb_readoptions_t, key: *const c_char, klen: usize,
+                                                           vlen: *mut usize, err: *mut *mut c_char) -> *mut c_char;
+        pub fn rocksdb_write_writebatch_wi(db: *mut rocksdb_t, o: *const rocksdb_writeoptions_t,
+                                           b: *mut rocksdb_writebatch_wi_t, err: *mut *mut c_char);
+        pub fn rocksdb_writebatch_wi_create_iterator_with_base(b: *mut rocksdb_writebatch_wi_t,
+                                                               base: *mut rocksdb_iterator_t) -> *mut rocksdb_iterator_t;
         pub fn rocksdb_writeoptions_create() -> *mut rocksdb_writeoptions_t;
         pub fn rocksdb_writeoptions_set_sync(o: *mut rocksdb_writeoptions_t, v: c_uchar);
         pub fn rocksdb_writeoptions_destroy(o: *mut rocksdb_writeoptions_t);
@@ -161,11 +152,11 @@ fn take_error(err: *mut c_char, what: &str) -> Result<()> {
 const META: [u8; 4] = [0, 0, 0, 0];
 
 pub struct RocksDb {
-    db: *mut rocksdb_transactiondb_t,
+    db: *mut rocksdb_t,
     options: *mut rocksdb_options_t,
     cache: *mut rocksdb_cache_t,
     write_options: *mut rocksdb_writeoptions_t,
-    txn_options: *mut rocksdb_transaction_options_t,
+    conflicts: ConflictTracker,
     prefixes: Mutex<Vec<(String, [u8; 4])>>,
     settings: Value,
     closed: Mutex<bool>,
@@ -176,7 +167,7 @@ pub struct RocksDb {
 unsafe impl Send for RocksDb {}
 unsafe impl Sync for RocksDb {}
 
-struct SendDb(*mut rocksdb_transactiondb_t);
+struct SendDb(*mut rocksdb_t);
 unsafe impl Send for SendDb {}
 
 impl RocksDb {
@@ -232,13 +223,8 @@ impl RocksDb {
                 rocksdb_options_enable_statistics(opts);
             }
 
-            let txn_db_options = rocksdb_transactiondb_options_create();
-            // No lock waits: a key another transaction holds is a write conflict at once.
-            rocksdb_transactiondb_options_set_transaction_lock_timeout(txn_db_options, 0);
-            rocksdb_transactiondb_options_set_default_lock_timeout(txn_db_options, 0);
             let mut err: *mut c_char = ptr::null_mut();
-            let db = rocksdb_transactiondb_open(opts, txn_db_options, path.as_ptr(), &mut err);
-            rocksdb_transactiondb_options_destroy(txn_db_options);
+            let db = rocksdb_open(opts, path.as_ptr(), &mut err);
             if let Err(e) = take_error(err, &format!("RocksDB could not open {}", dir.display())) {
                 rocksdb_options_destroy(opts);
                 rocksdb_cache_destroy(cache);
@@ -246,16 +232,13 @@ impl RocksDb {
             }
             let write_options = rocksdb_writeoptions_create();
             rocksdb_writeoptions_set_sync(write_options, 0);
-            let txn_options = rocksdb_transaction_options_create();
-            rocksdb_transaction_options_set_set_snapshot(txn_options, 1);
-            rocksdb_transaction_options_set_lock_timeout(txn_options, 0);
             let settings = layout.describe(&levels);
             let engine = RocksDb {
                 db,
                 options: opts,
                 cache,
                 write_options,
-                txn_options,
+                conflicts: ConflictTracker::new(),
                 prefixes: Mutex::new(Vec::new()),
                 settings,
                 closed: Mutex::new(false),
@@ -280,7 +263,7 @@ impl RocksDb {
             while !stopping.load(std::sync::atomic::Ordering::Relaxed) {
                 std::thread::sleep(std::time::Duration::from_millis(every_ms));
                 let mut err: *mut c_char = ptr::null_mut();
-                unsafe { rocksdb_transactiondb_flush_wal(db.0, 1, &mut err) };
+                unsafe { rocksdb_flush_wal(db.0, 1, &mut err) };
                 if take_error(err, "RocksDB WAL sync").is_err() {
                     return;
                 }
@@ -294,7 +277,7 @@ impl RocksDb {
         let mut found = Vec::new();
         unsafe {
             let read = rocksdb_readoptions_create();
-            let it = rocksdb_transactiondb_create_iterator(self.db, read);
+            let it = rocksdb_create_iterator(self.db, read);
             rocksdb_iter_seek(it, META.as_ptr() as *const c_char, META.len());
             while rocksdb_iter_valid(it) != 0 {
                 let key = slice(rocksdb_iter_key(it, &mut 0), it, true);
@@ -346,8 +329,8 @@ impl Engine for RocksDb {
         key.extend_from_slice(name.as_bytes());
         let mut err: *mut c_char = ptr::null_mut();
         unsafe {
-            rocksdb_transactiondb_put(self.db, self.write_options, key.as_ptr() as *const c_char, key.len(),
-                                      prefix.as_ptr() as *const c_char, 4, &mut err);
+            rocksdb_put(self.db, self.write_options, key.as_ptr() as *const c_char, key.len(),
+                        prefix.as_ptr() as *const c_char, 4, &mut err);
         }
         take_error(err, "RocksDB could not record a table prefix")?;
         prefixes.push((name.to_string(), prefix));
@@ -357,7 +340,9 @@ impl Engine for RocksDb {
     fn session(&self) -> Result<Box<dyn Session>> {
         Ok(Box::new(RocksSession {
             engine: self as *const RocksDb,
-            txn: ptr::null_mut(),
+            // MongoRocks' recovery unit: WriteBatchWithIndex(BytewiseComparator(), 0, true).
+            batch: unsafe { rocksdb_writebatch_wi_create(0, 1) },
+            txn: Transaction::default(),
             snapshot: ptr::null(),
             read: unsafe { rocksdb_readoptions_create() },
             writing: false,
@@ -371,7 +356,7 @@ impl Engine for RocksDb {
         for name in RocksLayout::INT_PROPERTIES {
             let cname = CString::new(*name).unwrap();
             let mut value = 0u64;
-            if unsafe { rocksdb_transactiondb_property_int(self.db, cname.as_ptr(), &mut value) } == 0 {
+            if unsafe { rocksdb_property_int(self.db, cname.as_ptr(), &mut value) } == 0 {
                 out.push((name.to_string(), value as i64));
             }
         }
@@ -401,7 +386,7 @@ impl Engine for RocksDb {
         unsafe {
             let flush = rocksdb_flushoptions_create();
             rocksdb_flushoptions_set_wait(flush, 1);
-            rocksdb_transactiondb_flush(self.db, flush, &mut err);
+            rocksdb_flush(self.db, flush, &mut err);
             rocksdb_flushoptions_destroy(flush);
         }
         take_error(err, "RocksDB flush")
@@ -416,9 +401,8 @@ impl Engine for RocksDb {
         if !*closed {
             *closed = true;
             unsafe {
-                rocksdb_transactiondb_close(self.db);
+                rocksdb_close(self.db);
                 rocksdb_writeoptions_destroy(self.write_options);
-                rocksdb_transaction_options_destroy(self.txn_options);
                 rocksdb_options_destroy(self.options);
                 rocksdb_cache_destroy(self.cache);
             }
@@ -429,7 +413,8 @@ impl Engine for RocksDb {
 
 struct RocksSession {
     engine: *const RocksDb,
-    txn: *mut rocksdb_transaction_t,
+    batch: *mut rocksdb_writebatch_wi_t,
+    txn: Transaction,
     snapshot: *const rocksdb_snapshot_t,
     read: *mut rocksdb_readoptions_t,
     writing: bool,
@@ -459,100 +444,126 @@ impl RocksSession {
         self.key.as_ptr() as *const c_char
     }
 
-    fn copy_pinned(&self, pinned: *mut rocksdb_pinnableslice_t, out: &mut Vec<u8>) -> bool {
-        if pinned.is_null() {
-            return false;
+    /// Register a write of the key in the session's buffer (full_key); a refusal is a write
+    /// conflict, raised before anything is written, as MongoRocks did.
+    fn register_write(&mut self) -> Result<()> {
+        let engine = unsafe { &*self.engine };
+        if engine.conflicts.register_write(&mut self.txn, &self.key) {
+            Ok(())
+        } else {
+            Err(Error::conflict("RocksDB write conflict: the key was written by another transaction"))
         }
-        unsafe {
-            let mut len = 0usize;
-            let data = rocksdb_pinnableslice_value(pinned, &mut len);
-            out.extend_from_slice(std::slice::from_raw_parts(data as *const u8, len));
-            rocksdb_pinnableslice_destroy(pinned);
-        }
-        true
     }
 
-    fn read_get(&mut self, table: Table, key: &[u8], out: &mut Vec<u8>, for_update: bool) -> Result<bool> {
-        let k = self.full_key(table, key);
-        let len = self.key.len();
-        let mut err: *mut c_char = ptr::null_mut();
-        let pinned = unsafe {
-            if self.writing && for_update {
-                rocksdb_transaction_get_pinned_for_update(self.txn, self.read, k, len, 1, &mut err)
-            } else if self.writing {
-                rocksdb_transaction_get_pinned(self.txn, self.read, k, len, &mut err)
-            } else {
-                rocksdb_transactiondb_get_pinned(self.engine().db, self.read, k, len, &mut err)
-            }
-        };
-        take_error(err, "RocksDB get")?;
-        Ok(self.copy_pinned(pinned, out))
+    fn has_writes(&self) -> bool {
+        self.writing && unsafe { rocksdb_writebatch_wi_count(self.batch) } > 0
+    }
+
+    fn release_snapshot(&mut self) {
+        if !self.snapshot.is_null() {
+            unsafe { rocksdb_release_snapshot(self.engine().db, self.snapshot) };
+            self.snapshot = ptr::null();
+        }
+    }
+
+    /// Ends a write transaction: its batch emptied, its keys released.
+    fn end_write(&mut self, committed: bool) {
+        self.writing = false;
+        unsafe { rocksdb_writebatch_wi_clear(self.batch) };
+        let engine = unsafe { &*self.engine };
+        if committed {
+            engine.conflicts.commit(&mut self.txn);
+        } else {
+            engine.conflicts.abort(&mut self.txn);
+        }
     }
 }
 
 impl Session for RocksSession {
     fn begin(&mut self, write: bool) -> Result<()> {
-        let engine = self.engine();
-        unsafe {
-            if write {
-                // The previous transaction object is reused, as RocksDB's C API allows.
-                self.txn = rocksdb_transaction_begin(engine.db, engine.write_options, engine.txn_options, self.txn);
-                rocksdb_readoptions_set_snapshot(self.read, rocksdb_transaction_get_snapshot(self.txn));
-            } else {
-                self.snapshot = rocksdb_transactiondb_create_snapshot(engine.db);
-                rocksdb_readoptions_set_snapshot(self.read, self.snapshot);
-            }
+        let engine = unsafe { &*self.engine };
+        if write {
+            // The conflict snapshot id before the engine's snapshot (rocks_recovery_unit.cpp's
+            // snapshot()): a commit in between is then a conflict, never a lost update.
+            engine.conflicts.begin(&mut self.txn);
         }
+        self.snapshot = unsafe { rocksdb_create_snapshot(engine.db) };
+        unsafe { rocksdb_readoptions_set_snapshot(self.read, self.snapshot) };
         self.writing = write;
         Ok(())
     }
 
     fn commit(&mut self) -> Result<()> {
-        if self.writing {
-            self.writing = false;
-            let mut err: *mut c_char = ptr::null_mut();
-            unsafe { rocksdb_transaction_commit(self.txn, &mut err) };
-            take_error(err, "RocksDB commit")
-        } else {
+        if !self.writing {
             self.rollback();
-            Ok(())
+            return Ok(());
         }
+        let mut err: *mut c_char = ptr::null_mut();
+        if self.has_writes() {
+            let engine = self.engine();
+            unsafe { rocksdb_write_writebatch_wi(engine.db, engine.write_options, self.batch, &mut err) };
+        }
+        let outcome = take_error(err, "RocksDB commit");
+        self.end_write(outcome.is_ok());
+        self.release_snapshot();
+        outcome
     }
 
     fn rollback(&mut self) {
-        unsafe {
-            if self.writing {
-                self.writing = false;
-                let mut err: *mut c_char = ptr::null_mut();
-                rocksdb_transaction_rollback(self.txn, &mut err);
-                let _ = take_error(err, "RocksDB rollback");
-            }
-            if !self.snapshot.is_null() {
-                rocksdb_transactiondb_release_snapshot(self.engine().db, self.snapshot);
-                self.snapshot = ptr::null();
-            }
+        if self.writing {
+            self.end_write(false);
         }
+        self.release_snapshot();
     }
 
     fn get(&mut self, table: Table, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        self.read_get(table, key, out, false)
-    }
-
-    fn get_for_update(&mut self, table: Table, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
-        self.read_get(table, key, out, true)
+        let k = self.full_key(table, key);
+        let len = self.key.len();
+        let mut err: *mut c_char = ptr::null_mut();
+        if self.has_writes() {
+            // Read your own writes: the batch first, then the snapshot (RocksRecoveryUnit::Get).
+            let mut vlen = 0usize;
+            let value = unsafe {
+                rocksdb_writebatch_wi_get_from_batch_and_db(self.batch, self.engine().db, self.read, k, len, &mut vlen, &mut err)
+            };
+            take_error(err, "RocksDB get")?;
+            if value.is_null() {
+                return Ok(false);
+            }
+            unsafe {
+                out.extend_from_slice(std::slice::from_raw_parts(value as *const u8, vlen));
+                rocksdb_free(value as *mut c_void);
+            }
+            return Ok(true);
+        }
+        let pinned = unsafe { rocksdb_get_pinned(self.engine().db, self.read, k, len, &mut err) };
+        take_error(err, "RocksDB get")?;
+        if pinned.is_null() {
+            return Ok(false);
+        }
+        unsafe {
+            let mut vlen = 0usize;
+            let data = rocksdb_pinnableslice_value(pinned, &mut vlen);
+            out.extend_from_slice(std::slice::from_raw_parts(data as *const u8, vlen));
+            rocksdb_pinnableslice_destroy(pinned);
+        }
+        Ok(true)
     }
 
     fn put(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<()> {
         let k = self.full_key(table, key);
-        let mut err: *mut c_char = ptr::null_mut();
-        unsafe { rocksdb_transaction_put(self.txn, k, self.key.len(), value.as_ptr() as *const c_char, value.len(), &mut err) };
-        take_error(err, "RocksDB put")
+        self.register_write()?;
+        unsafe { rocksdb_writebatch_wi_put(self.batch, k, self.key.len(), value.as_ptr() as *const c_char, value.len()) };
+        Ok(())
     }
 
     fn insert_new(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<bool> {
-        // MongoRocks' unique index insert: a read of the key, then the write (rocks_index.cpp).
+        // MongoRocks' unique index insert (rocks_index.cpp, RocksUniqueIndex::insert): register
+        // the write, read the key, write it if absent.
+        self.full_key(table, key);
+        self.register_write()?;
         let mut scratch = Vec::new();
-        if self.read_get(table, key, &mut scratch, true)? {
+        if self.get(table, key, &mut scratch)? {
             return Ok(false);
         }
         self.put(table, key, value).map(|_| true)
@@ -560,9 +571,9 @@ impl Session for RocksSession {
 
     fn delete(&mut self, table: Table, key: &[u8]) -> Result<()> {
         let k = self.full_key(table, key);
-        let mut err: *mut c_char = ptr::null_mut();
-        unsafe { rocksdb_transaction_delete(self.txn, k, self.key.len(), &mut err) };
-        take_error(err, "RocksDB delete")
+        self.register_write()?;
+        unsafe { rocksdb_writebatch_wi_delete(self.batch, k, self.key.len()) };
+        Ok(())
     }
 
     fn scan(&mut self, table: Table, low: &[u8], high: Option<&[u8]>, reverse: bool, visit: Visit) -> Result<()> {
@@ -582,11 +593,12 @@ impl Session for RocksSession {
             // As MongoRocks' iterators did: the table's end is the iterator's upper bound, so
             // RocksDB stops at it instead of stepping over what lies beyond (tombstones included).
             rocksdb_readoptions_set_iterate_upper_bound(self.read, end.as_ptr() as *const c_char, end.len());
-            let it = if self.writing {
-                rocksdb_transaction_create_iterator(self.txn, self.read)
-            } else {
-                rocksdb_transactiondb_create_iterator(self.engine().db, self.read)
-            };
+            let mut it = rocksdb_create_iterator(self.engine().db, self.read);
+            if self.has_writes() {
+                // The transaction's own writes over the snapshot (NewIteratorWithBase); the
+                // batch side ignores the upper bound, so the loop below checks it.
+                it = rocksdb_writebatch_wi_create_iterator_with_base(self.batch, it);
+            }
             if !reverse {
                 rocksdb_iter_seek(it, start.as_ptr() as *const c_char, start.len());
             } else {
@@ -618,9 +630,7 @@ impl Drop for RocksSession {
     fn drop(&mut self) {
         self.rollback();
         unsafe {
-            if !self.txn.is_null() {
-                rocksdb_transaction_destroy(self.txn);
-            }
+            rocksdb_writebatch_wi_destroy(self.batch);
             rocksdb_readoptions_destroy(self.read);
         }
     }

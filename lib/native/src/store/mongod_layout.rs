@@ -211,7 +211,7 @@ impl RocksLayout {
             "level_compaction_dynamic_level_bytes": self.dynamic_level_bytes,
             "optimize_filters_for_hits": self.optimize_filters_for_hits, "wal": true, "wal_sync": false,
             "statistics": self.statistics,
-            "transactions": "TransactionDB, snapshot per transaction, no lock wait (write conflicts as MongoRocks raised them)",
+            "transactions": "plain DB, snapshot per transaction, writes in a WriteBatchWithIndex applied at commit, write conflicts tracked as MongoRocks' RocksTransactionEngine did",
             "layout": "one key space, 4-byte big-endian prefix per collection and index (MongoRocks)",
         })
     }
