@@ -9,7 +9,7 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from . import palette
+from . import palette, unfinished
 from .charts import symlog_axis
 from .claims import Measured, NOT_EVALUATED, caveat, evaluate, load_claims, verdict_summary
 from . import latency
@@ -273,7 +273,7 @@ def claims_table(run: RunData) -> pl.DataFrame:
 def findings(run: RunData, claims: pl.DataFrame) -> str:
     replayers = [s for s in run.complete_systems if role_of(run, s["label"]) == "replayer"]
     lines = _replay_findings(run, replayers) + _fastest_per_op(run, replayers) + _lsm_against_mmap(run)
-    lines += _write_findings(run, replayers) + _scan_and_capped_findings(run)
+    lines += _write_findings(run, replayers) + _scan_and_capped_findings(run) + unfinished.paragraphs(run)
     lines.append(f"**Claims.** {verdict_summary(claims)}.")
     for row in claims.iter_rows(named=True):
         if row["verdict"] == NOT_EVALUATED:

@@ -7,7 +7,7 @@ import altair as alt
 import polars as pl
 
 from ..paths import reference_dir
-from . import palette
+from . import palette, unfinished
 from .claims import Measured, caveat, claim_line, evaluate, load_claims, verdict_summary
 from . import latency
 from .rundata import RunData, phase_summary
@@ -192,7 +192,7 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
     series = rate_series(run)
     lines = method_lines(run)
     limit_mb = (run.manifest.get("resources") or {}).get("memory_limit_mb")
-    for s in run.systems:
+    for s in run.complete_systems:  # an unfinished system's partial load is named by unfinished.paragraphs
         mine = series.filter(pl.col("system") == s["label"]) if not series.is_empty() else series
         if mine.is_empty():
             continue
@@ -220,6 +220,7 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
         text += " " + ("The rate declined as the data outgrew memory." if change < -0.1 else
                        "The rate did not decline by more than 10% over the load.")
         lines.append(text)
+    lines += unfinished.paragraphs(run)
     lines.append(f"**Claims.** {verdict_summary(claims)}.")
     lines += [claim_line(row) for row in claims.iter_rows(named=True)]
     if caveat(run):

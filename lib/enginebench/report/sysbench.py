@@ -9,7 +9,7 @@ import altair as alt
 import polars as pl
 
 from ..paths import reference_dir
-from . import palette
+from . import palette, unfinished
 from .charts import time_unit
 from .claims import Measured, evaluate, load_claims
 from .rundata import RunData, phase_summary
@@ -169,7 +169,7 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
     10-second dip against the run's mean (where checkpoints show), and IO per transaction."""
     done = run.complete_systems
     if not done:
-        return "No system completed, so there is nothing to compare. The banner above says why."
+        return unfinished.nothing_completed(run)
     lines = []
     by_kind: dict[str, list[tuple[int, float]]] = {}
     for s in done:
@@ -215,4 +215,5 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
             io.append(f"{s['label']} {summary['rkb_per_op']:.1f} / {summary['wkb_per_op']:.2f}")
     if io:
         lines.append("**IO per transaction** (read / write KiB): " + ", ".join(io) + ".")
+    lines += unfinished.paragraphs(run)
     return "\n\n".join(lines)

@@ -11,7 +11,6 @@ from the runs' `stale_secondary` events, which only a replica set can produce.
 """
 from __future__ import annotations
 
-import json
 import re
 
 import polars as pl
@@ -19,7 +18,8 @@ import polars as pl
 from ..paths import reference_dir
 from .claims import FAILS, HOLDS, Measured, NOT_EVALUATED, caveat, claim_line, evaluate, load_claims, verdict_summary
 from .runparams import load_interval_s
-from .rundata import RunData, merged_latency
+from .rundata import RunData, merged_latency, system_events
+from . import unfinished
 
 MB, GB = 1 << 20, 1 << 30
 STALE_CLAIM = "tk.insert20m.stale"
@@ -35,22 +35,6 @@ def post_table(config: str) -> pl.DataFrame:
     ref = pl.read_csv(reference_dir() / "tokumx_2013.csv", infer_schema_length=0)
     return (ref.filter(pl.col("experiment") == config)
             .select("system", "metric", pl.col("value").fill_null("failed"), "unit", pl.col("note").fill_null("")))
-
-
-def system_events(run: RunData, label: str, event: str) -> list[dict]:
-    """A system's runner events of one kind, from its events.jsonl (kept even for failed runs)."""
-    path = run.path / label / "events.jsonl"
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            parsed = json.loads(line)
-        except ValueError:
-            continue  # a partial last line of a killed runner
-        if parsed.get("event") == event:
-            out.append(parsed)
-    return out
 
 
 def _phase_rows(run: RunData, label: str, phase: str) -> pl.DataFrame:
@@ -396,8 +380,9 @@ def findings(run: RunData, claims: pl.DataFrame, stand_ins: pl.DataFrame | None 
     done = run.complete_systems
     lines = [replication_note(run)] if kind(run) == "insert" else []
     if not done and not stale_findings(run):
-        lines.append("No system completed, so there is nothing to compare; the banner above says why.")
+        lines.append(unfinished.NOTHING_COMPLETED)
     lines += _insert_findings(run) if kind(run) == "insert" else _client_sweep_findings(run)
+    lines += unfinished.paragraphs(run)
     lines.append(f"**Claims.** {verdict_summary(claims)}.")
     lines += [claim_line(row) for row in claims.iter_rows(named=True)]
     if stand_ins is not None and not stand_ins.is_empty():
