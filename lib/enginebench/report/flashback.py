@@ -9,7 +9,7 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from . import palette, unfinished
+from . import over_time, palette, unfinished
 from .charts import symlog_axis
 from .claims import Measured, NOT_EVALUATED, caveat, evaluate, load_claims, verdict_summary
 from . import latency
@@ -267,6 +267,12 @@ CHECKS = {"fb.writes_fast": _writes_fast, "fb.query_avg": _query_avg, "fb.capped
 
 def claims_table(run: RunData) -> pl.DataFrame:
     return evaluate(load_claims(run.manifest["experiment"]), resolver(run))
+
+
+# A replay runs the capture from its first op to its last (a `real`-style one at the capture's
+# pace), and the post judged each replay's latency over all of it: no interval is left out.
+OVER_TIME = over_time.View(("run",), None, "each replay runs the capture from start to end and is judged whole, "
+                           "as the post judged it; the recorder's run is the live mix it captured")
 
 
 # -- findings -------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ import altair as alt
 import polars as pl
 
 from ..paths import reference_dir
-from . import palette, unfinished
+from . import over_time, palette, unfinished
 from .claims import Measured, caveat, claim_line, evaluate, load_claims, verdict_summary
 from . import latency
 from .rundata import RunData, phase_summary
@@ -134,6 +134,12 @@ def rate_chart(series: pl.DataFrame, column: str, title: str, y_title: str) -> a
             .encode(x=alt.X("docs_millions:Q", title="documents inserted (millions)", scale=alt.Scale(zero=True)),
                     y=alt.Y(f"{column}:Q", title=y_title), color=palette.color("system", series["system"].to_list()))
             .properties(width=560, height=240))
+
+
+# The load is the measured phase, and the post plotted it whole: its rate is expected to fall as
+# the indexes outgrow memory, so there is no level for a window to settle at.
+OVER_TIME = over_time.View(("load",), None, "the load is measured whole, as the post measured it, its rate "
+                           "expected to fall as the indexes outgrow memory", per="document")
 
 
 def latency_table(run: RunData) -> pl.DataFrame:

@@ -16,10 +16,11 @@ import re
 import polars as pl
 
 from ..paths import reference_dir
+from ..runner.plan import measured_steps
 from .claims import FAILS, HOLDS, Measured, NOT_EVALUATED, caveat, claim_line, evaluate, load_claims, verdict_summary
 from .runparams import load_interval_s
 from .rundata import RunData, merged_latency, system_events
-from . import unfinished
+from . import over_time, unfinished
 
 MB, GB = 1 << 20, 1 << 30
 STALE_CLAIM = "tk.insert20m.stale"
@@ -183,6 +184,17 @@ def client_sweep_max(run: RunData) -> pl.DataFrame:
     order = {s["label"]: i for i, s in enumerate(run.systems)}
     return (best.select("setup", "role", pl.col(unit).round(0).alias(f"max {unit}"), pl.col("clients").alias("at clients"))
             .sort(pl.col("setup").replace_strict(order, default=99)))
+
+
+def over_time_view(run: RunData) -> over_time.View:
+    """The inserts (the load phase), or the client sweep's phases in the order they ran."""
+    if kind(run) == "insert":
+        return over_time.View(("load",), None, "the post counted every interval of the inserts, its sharp "
+                              "drops included", per="document")
+    phases = tuple(step["name"] for step in measured_steps(run.manifest["params"]["phases"]["measure"])
+                   if step["name"] != "warmup")
+    return over_time.View(phases, None, "each client count's rate is its whole phase's, as the post reported one "
+                          "figure per count", per="update" if kind(run) == "read_update" else "read")
 
 
 # -- the replicated run ---------------------------------------------------------------------
