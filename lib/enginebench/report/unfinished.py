@@ -80,13 +80,13 @@ def system_line(run: RunData, system: dict) -> str:
         text += (f"; its load completed and verified: {number(load['ops_per_s'])} docs/s over "
                  f"{number(load['seconds'])} s")
     elif (system.get("load_verified") or {}).get("ok") is False:
-        text += "; its load ended but its verification found other counts than expected, so it is not valid either"
+        text += "; its load ended but its verification found other counts than expected, so it is not valid"
     else:
         text += "; its load did not complete, so nothing it measured is valid"
     partial = _partial_phases(run, label, {"load"} if load else set())
     if partial:
-        text += (f". Its {', '.join(partial)}-phase figures are partial: tagged \"({status}: partial)\" "
-                 "in the tables and used by no claim")
+        which = f"{partial[0]}-phase figures" if len(partial) == 1 else f"figures of the {', '.join(partial)} phases"
+        text += f". Its {which} are partial: tagged \"({status}: partial)\" in the tables and used by no claim"
     return text + "."
 
 
