@@ -201,6 +201,67 @@ def test_a_failed_system_stops_the_run_when_the_params_say_so(tmp_path, monkeypa
     _nothing_left(tmp_path / "data")
 
 
+def _events(path: Path) -> list[dict]:
+    """The events written so far; a line still being written is skipped."""
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            pass
+    return out
+
+
+def _kill_the_runner_in_the_query_phase(tmp_path, monkeypatch, label: str) -> Path:
+    """linkbench_cached at smoke scale, wt.op1 then rx.op1; `label`'s runner is killed with SIGKILL
+    once it has reported its first query interval. Returns the run folder."""
+    params = load_params("linkbench_cached", "smoke")
+    params["systems"] = [s for s in params["systems"] if s["label"] in ("wt.op1", "rx.op1")]
+    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "data"))
+    monkeypatch.setattr(driver, "load_params", lambda exp, scale: params)
+    killed, stop = [], threading.Event()
+
+    def kill_after_a_query_interval():
+        while not stop.is_set():
+            events = list((tmp_path / "results").glob(f"linkbench_cached/*/{label}/events.jsonl"))
+            if events and any(e.get("event") == "interval" and e.get("phase") == "run" for e in _events(events[0])):
+                runners = [p for p in psutil.Process().children(recursive=True) if p.name() == "enginebench-runner"]
+                for runner in runners:
+                    runner.send_signal(signal.SIGKILL)
+                killed.extend(runners)
+                return
+            time.sleep(0.02)
+    killer = threading.Thread(target=kill_after_a_query_interval, daemon=True)
+    killer.start()
+    try:
+        run_dir = driver.run("linkbench_cached", "smoke", "embedded")
+    finally:
+        stop.set()
+        killer.join(timeout=30)
+    assert killed, "the query phase never reported an interval"
+    return run_dir
+
+
+def test_a_runner_killed_in_the_query_phase_keeps_its_verified_load_in_the_findings(tmp_path, monkeypatch):
+    from enginebench.report import linkbench as lb
+    from enginebench.report.html import number
+    from enginebench.report.rundata import phase_summary
+    run_dir = _kill_the_runner_in_the_query_phase(tmp_path, monkeypatch, "rx.op1")
+    run = load_run(run_dir)
+    rx = next(s for s in run.systems if s["label"] == "rx.op1")
+    assert rx["status"] == "failed" and "killed by SIGKILL" in rx["error"] and "during phase run" in rx["error"]
+    assert rx["load_verified"]["ok"]
+    load = phase_summary(run.intervals, "rx.op1", "load")
+    text = lb.findings(run, lb.claims_table(run))
+    assert (f"rx.op1 failed in the run phase (SIGKILL); its load completed and verified: "
+            f"{number(load['ops_per_s'])} docs/s over {number(load['seconds'])} s") in text
+    assert 'Its run-phase figures are partial: tagged "(failed: partial)" in the tables and used by no claim' in text
+    assert "wt.op1 failed" not in text, "the system that completed is not named among the unfinished"
+    assert not _runners_left()
+    _nothing_left(tmp_path / "data")
+
+
 def _kill_the_driver_during_the_load(tmp_path) -> tuple[Path, list]:
     """linkbench_uncached_disk at the default scale (its runner in a cgroup), its driver killed with
     SIGKILL once the load reported an interval; returns the run folder and the runner process."""

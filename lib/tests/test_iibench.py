@@ -110,3 +110,14 @@ def test_smoke_claims_and_findings(smoke):
     assert series.height > 0 and series.group_by("system").agg(pl.col("docs_millions").max())["docs_millions"].min() * 1e6 \
         == smoke.manifest["params"]["workload"]["max_rows"]
     assert "inserted at" in ib.findings(smoke, claims)
+
+
+def test_metrics_over_time_of_the_load_say_no_window_applies(smoke):
+    from enginebench.report import over_time
+    table = over_time.interval_table(smoke, ib.OVER_TIME)
+    loaded = smoke.intervals.filter(pl.col("phase") == "load")
+    assert table.height == loaded.height and set(table["phase"]) == {"load"}
+    assert (table["ops/s"] > 0).all() and (table["p99 (ms)"] > 0).all()
+    assert table["steady"].is_null().all(), "the load has no steady-state window to mark"
+    subtitle = over_time.chart(smoke, ib.OVER_TIME).to_dict()["title"]["subtitle"]
+    assert any(line.startswith("every point filled: no steady-state rule applies here") for line in subtitle)

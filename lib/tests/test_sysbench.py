@@ -1,4 +1,5 @@
 """sysbench: documents, the transaction, the duplicate-key race handled, and a smoke run."""
+import os
 import random
 import threading
 
@@ -74,10 +75,22 @@ def test_delete_reinsert_race_is_retried_not_fatal(embedded_store):
     assert embedded_store.count("sbtest1", None) == 10
 
 
-def test_smoke_run(isolated_run):
-    import enginebench
-    from enginebench.report.rundata import load_run
-    run = load_run(enginebench.run("sysbench_cgroups", "smoke"))
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    base = tmp_path_factory.mktemp("sysbench")
+    saved = {k: os.environ.get(k) for k in ("ENGINEBENCH_RESULTS", "ENGINEBENCH_DATA")}
+    os.environ["ENGINEBENCH_RESULTS"], os.environ["ENGINEBENCH_DATA"] = str(base / "r"), str(base / "d")
+    try:
+        import enginebench
+        from enginebench.report.rundata import load_run
+        yield load_run(enginebench.run("sysbench_cgroups", "smoke"))
+    finally:
+        for key, value in saved.items():
+            os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
+
+
+def test_smoke_run(smoke):
+    run = smoke
     assert run.manifest["status"] == "complete"
     for s in run.systems:
         assert s["load_verified"]["ok"] and s["consistency"]["mismatches"] == 0
@@ -91,3 +104,21 @@ def test_smoke_run(isolated_run):
     fractal = claims.filter(pl.col("id") == "sb.fractal_flat").row(0, named=True)
     assert fractal["verdict"] == "not evaluated" and "fractal" in fractal["reason"]
     assert sb.our_matrix(run).height == 1
+
+
+def test_metrics_over_time_mark_the_half_the_throughput_averages(smoke):
+    from enginebench.report import charts, over_time
+    table = over_time.interval_table(smoke, sb.OVER_TIME)
+    measured = smoke.intervals.filter(pl.col("phase") == "run")
+    assert table.height == measured.height and set(table["phase"]) == {"run"}
+    assert (table["ops/s"] > 0).all() and (table["p99 (ms)"] > 0).all() and (table["RSS (MiB)"] > 0).all()
+    assert table["rKB/o"].is_not_null().all() and table["wKB/o"].is_not_null().all()
+    for s in smoke.systems:
+        mine = table.filter(pl.col("system") == s["label"])
+        window = mine.filter(pl.col("steady"))
+        # The marked intervals are the ones steady_rate averages: the second half of the run.
+        assert window["interval"].to_list() == mine["interval"].to_list()[mine.height - mine.height // 2:]
+        assert window["ops/s"].mean() == pytest.approx(sb.steady_rate(smoke, s["label"]))
+    spec = over_time.chart(smoke, sb.OVER_TIME).to_dict()
+    assert any("second half" in line for line in spec["title"]["subtitle"])
+    assert charts.to_png(over_time.chart(smoke, sb.OVER_TIME))[:4] == b"\x89PNG"

@@ -4,7 +4,7 @@ import polars as pl
 import pytest
 
 import enginebench
-from enginebench.report import tokumx as tk
+from enginebench.report import over_time, tokumx as tk
 from enginebench.report.claims import NOT_EVALUATED
 from enginebench.report.rundata import load_run
 
@@ -58,3 +58,8 @@ def test_client_sweep_experiments(isolated_run, exp, unit):
     claims = tk.claims_table(run)
     assert claims.height == 1 and claims["verdict"][0] == NOT_EVALUATED
     assert "peaked at" in tk.findings(run, claims)
+    over = over_time.interval_table(run, tk.over_time_view(run))
+    sweep = [f"clients={n}" for n in range(1, 7)]
+    for label in over["system"].unique(maintain_order=True):
+        assert over.filter(pl.col("system") == label)["phase"].to_list() == sweep, "the phases in the order they ran"
+    assert over.height == run.intervals.filter(pl.col("phase") != "load").height and over["steady"].is_null().all()

@@ -69,8 +69,9 @@ def svg_data_uri(spec: dict) -> str:
 
 def _title_text(title) -> str:
     if isinstance(title, dict):
-        parts = [title.get("text"), title.get("subtitle")]
-        return ". ".join(" ".join(p) if isinstance(p, list) else str(p) for p in parts if p)
+        text, subtitle = title.get("text"), title.get("subtitle")
+        lines = subtitle if isinstance(subtitle, list) else [subtitle]  # each subtitle line its own sentence
+        return ". ".join(p for p in [_title_text(text), *(str(line) for line in lines if line)] if p)
     if isinstance(title, list):
         return " ".join(title)
     return str(title or "")

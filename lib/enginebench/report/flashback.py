@@ -9,7 +9,7 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from . import palette
+from . import over_time, palette, unfinished
 from .charts import symlog_axis
 from .claims import Measured, NOT_EVALUATED, caveat, evaluate, load_claims, verdict_summary
 from . import latency
@@ -269,11 +269,17 @@ def claims_table(run: RunData) -> pl.DataFrame:
     return evaluate(load_claims(run.manifest["experiment"]), resolver(run))
 
 
+# A replay runs the capture from its first op to its last (a `real`-style one at the capture's
+# pace), and the post judged each replay's latency over all of it: no interval is left out.
+OVER_TIME = over_time.View(("run",), None, "each replay runs the capture from start to end and is judged whole, "
+                           "as the post judged it; the recorder's run is the live mix it captured")
+
+
 # -- findings -------------------------------------------------------------------------------
 def findings(run: RunData, claims: pl.DataFrame) -> str:
     replayers = [s for s in run.complete_systems if role_of(run, s["label"]) == "replayer"]
     lines = _replay_findings(run, replayers) + _fastest_per_op(run, replayers) + _lsm_against_mmap(run)
-    lines += _write_findings(run, replayers) + _scan_and_capped_findings(run)
+    lines += _write_findings(run, replayers) + _scan_and_capped_findings(run) + unfinished.paragraphs(run)
     lines.append(f"**Claims.** {verdict_summary(claims)}.")
     for row in claims.iter_rows(named=True):
         if row["verdict"] == NOT_EVALUATED:

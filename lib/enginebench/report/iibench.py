@@ -7,7 +7,7 @@ import altair as alt
 import polars as pl
 
 from ..paths import reference_dir
-from . import palette
+from . import over_time, palette, unfinished
 from .claims import Measured, caveat, claim_line, evaluate, load_claims, verdict_summary
 from . import latency
 from .rundata import RunData, phase_summary
@@ -136,6 +136,12 @@ def rate_chart(series: pl.DataFrame, column: str, title: str, y_title: str) -> a
             .properties(width=560, height=240))
 
 
+# The load is the measured phase, and the post plotted it whole: its rate is expected to fall as
+# the indexes outgrow memory, so there is no level for a window to settle at.
+OVER_TIME = over_time.View(("load",), None, "the load is measured whole, as the post measured it, its rate "
+                           "expected to fall as the indexes outgrow memory", per="document")
+
+
 def latency_table(run: RunData) -> pl.DataFrame:
     return latency.latency_table(run, "load")
 
@@ -192,7 +198,7 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
     series = rate_series(run)
     lines = method_lines(run)
     limit_mb = (run.manifest.get("resources") or {}).get("memory_limit_mb")
-    for s in run.systems:
+    for s in run.complete_systems:  # an unfinished system's partial load is named by unfinished.paragraphs
         mine = series.filter(pl.col("system") == s["label"]) if not series.is_empty() else series
         if mine.is_empty():
             continue
@@ -220,6 +226,7 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
         text += " " + ("The rate declined as the data outgrew memory." if change < -0.1 else
                        "The rate did not decline by more than 10% over the load.")
         lines.append(text)
+    lines += unfinished.paragraphs(run)
     lines.append(f"**Claims.** {verdict_summary(claims)}.")
     lines += [claim_line(row) for row in claims.iter_rows(named=True)]
     if caveat(run):

@@ -13,6 +13,7 @@ from .latency import latency_table
 from .rundata import RunData, latest_run, load_run, merged_latency, phase_summary
 from .runparams import request_rate
 from .steady import steadiness, steady_finding
+from . import unfinished
 
 MB, GiB = 1 << 20, 1 << 30
 GB = 1 << 30
@@ -282,7 +283,7 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
     done = run.complete_systems
     lines = []
     if not done:
-        return "No system completed, so there is nothing to compare. The banner above says why."
+        return unfinished.nothing_completed(run)
     load = {s["label"]: phase_summary(run.intervals, s["label"], "load") for s in done}
     load = {k: v for k, v in load.items() if v}
     if load:
@@ -324,6 +325,7 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
     rate = request_rate(run.manifest)
     if rate and measured:
         lines.append(open_loop_finding(run, measured, rate))
+    lines += unfinished.paragraphs(run)
     lines.append(f"**Claims.** {verdict_summary(claims)}.")
     lines += [claim_line(row) for row in claims.iter_rows(named=True)]
     lines.append(counts_finding(run, done))

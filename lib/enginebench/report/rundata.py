@@ -55,6 +55,23 @@ def load_run(path: str | Path) -> RunData:
     return RunData(path, manifest, table("intervals"), table("ops"), table("samples"))
 
 
+def system_events(run: RunData, label: str, *kinds: str) -> list[dict]:
+    """A system's runner events of these kinds, from its events.jsonl: written as they came, so
+    kept whole even for a system whose runner was killed (the manifest keeps only a summary)."""
+    path = run.path / label / "events.jsonl" if run.path is not None else None
+    if path is None or not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            parsed = json.loads(line)
+        except ValueError:
+            continue  # a partial last line of a killed runner
+        if parsed.get("event") in kinds:
+            out.append(parsed)
+    return out
+
+
 def latest_run(exp: str, status: str | None = "complete") -> Path | None:
     """The newest run folder of an experiment (with that status, if given)."""
     base = results_dir() / exp
@@ -131,4 +148,4 @@ def merged_latency(ops: pl.DataFrame, system: str, phase: str, interval: int | N
     return sorted(out, key=lambda e: -e["count"])
 
 
-__all__ = ["RunData", "load_run", "latest_run", "phase_summary", "merged_latency"]
+__all__ = ["RunData", "load_run", "system_events", "latest_run", "phase_summary", "merged_latency"]

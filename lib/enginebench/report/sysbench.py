@@ -9,7 +9,7 @@ import altair as alt
 import polars as pl
 
 from ..paths import reference_dir
-from . import palette
+from . import over_time, palette, unfinished
 from .charts import time_unit
 from .claims import Measured, evaluate, load_claims
 from .rundata import RunData, phase_summary
@@ -30,15 +30,32 @@ def _label_kind(system: dict) -> str:
     return {"rocksdb": "RocksDB", "lmdb": "LMDB (mmap)"}[system["engine"]]
 
 
-def steady_rate(run: RunData, label: str) -> float | None:
-    """Mean 10-second throughput over the second half of the run (the post averaged the 2nd hour)."""
+def _run_rows(run: RunData, label: str) -> pl.DataFrame:
+    return run.intervals.filter((pl.col("system") == label) & (pl.col("phase") == "run")).sort("interval")
+
+
+def steady_rows(run: RunData, label: str) -> pl.DataFrame:
+    """The second half of a system's run intervals: the post averaged the 2nd of its 2 hours."""
     if run.intervals.is_empty():
-        return None
-    rows = run.intervals.filter((pl.col("system") == label) & (pl.col("phase") == "run")).sort("interval")
-    if rows.is_empty():
-        return None
-    half = rows.tail(max(1, rows.height // 2))
-    return float(half["ops_per_s"].mean())
+        return run.intervals
+    rows = _run_rows(run, label)
+    return rows.tail(max(1, rows.height // 2))
+
+
+def steady_rate(run: RunData, label: str) -> float | None:
+    """Mean 10-second throughput over the second half of the run."""
+    rows = steady_rows(run, label)
+    return float(rows["ops_per_s"].mean()) if rows.height else None
+
+
+def steady_intervals(run: RunData, label: str, _phase: str = "run") -> list[int]:
+    rows = steady_rows(run, label)
+    return rows["interval"].to_list() if rows.height else []
+
+
+OVER_TIME = over_time.View(("run",), steady_intervals, "the second half of each system's intervals, which its "
+                           "throughput figures and claims average, as the post averaged the 2nd of its 2 hours",
+                           per="transaction")
 
 
 def our_matrix(run: RunData) -> pl.DataFrame:
@@ -160,16 +177,12 @@ def claims_table(run: RunData) -> pl.DataFrame:
 
 
 # -- findings -------------------------------------------------------------------------------
-def _run_rows(run: RunData, label: str) -> pl.DataFrame:
-    return run.intervals.filter((pl.col("system") == label) & (pl.col("phase") == "run")).sort("interval")
-
-
 def findings(run: RunData, claims: pl.DataFrame) -> str:
     """What the numbers say: throughput against memory per engine configuration, the deepest
     10-second dip against the run's mean (where checkpoints show), and IO per transaction."""
     done = run.complete_systems
     if not done:
-        return "No system completed, so there is nothing to compare. The banner above says why."
+        return unfinished.nothing_completed(run)
     lines = []
     by_kind: dict[str, list[tuple[int, float]]] = {}
     for s in done:
@@ -215,4 +228,5 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
             io.append(f"{s['label']} {summary['rkb_per_op']:.1f} / {summary['wkb_per_op']:.2f}")
     if io:
         lines.append("**IO per transaction** (read / write KiB): " + ", ".join(io) + ".")
+    lines += unfinished.paragraphs(run)
     return "\n\n".join(lines)

@@ -11,15 +11,16 @@ from the runs' `stale_secondary` events, which only a replica set can produce.
 """
 from __future__ import annotations
 
-import json
 import re
 
 import polars as pl
 
 from ..paths import reference_dir
+from ..runner.plan import measured_steps
 from .claims import FAILS, HOLDS, Measured, NOT_EVALUATED, caveat, claim_line, evaluate, load_claims, verdict_summary
 from .runparams import load_interval_s
-from .rundata import RunData, merged_latency
+from .rundata import RunData, merged_latency, system_events
+from . import over_time, unfinished
 
 MB, GB = 1 << 20, 1 << 30
 STALE_CLAIM = "tk.insert20m.stale"
@@ -35,22 +36,6 @@ def post_table(config: str) -> pl.DataFrame:
     ref = pl.read_csv(reference_dir() / "tokumx_2013.csv", infer_schema_length=0)
     return (ref.filter(pl.col("experiment") == config)
             .select("system", "metric", pl.col("value").fill_null("failed"), "unit", pl.col("note").fill_null("")))
-
-
-def system_events(run: RunData, label: str, event: str) -> list[dict]:
-    """A system's runner events of one kind, from its events.jsonl (kept even for failed runs)."""
-    path = run.path / label / "events.jsonl"
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            parsed = json.loads(line)
-        except ValueError:
-            continue  # a partial last line of a killed runner
-        if parsed.get("event") == event:
-            out.append(parsed)
-    return out
 
 
 def _phase_rows(run: RunData, label: str, phase: str) -> pl.DataFrame:
@@ -199,6 +184,17 @@ def client_sweep_max(run: RunData) -> pl.DataFrame:
     order = {s["label"]: i for i, s in enumerate(run.systems)}
     return (best.select("setup", "role", pl.col(unit).round(0).alias(f"max {unit}"), pl.col("clients").alias("at clients"))
             .sort(pl.col("setup").replace_strict(order, default=99)))
+
+
+def over_time_view(run: RunData) -> over_time.View:
+    """The inserts (the load phase), or the client sweep's phases in the order they ran."""
+    if kind(run) == "insert":
+        return over_time.View(("load",), None, "the post counted every interval of the inserts, its sharp "
+                              "drops included", per="document")
+    phases = tuple(step["name"] for step in measured_steps(run.manifest["params"]["phases"]["measure"])
+                   if step["name"] != "warmup")
+    return over_time.View(phases, None, "each client count's rate is its whole phase's, as the post reported one "
+                          "figure per count", per="update" if kind(run) == "read_update" else "read")
 
 
 # -- the replicated run ---------------------------------------------------------------------
@@ -396,8 +392,9 @@ def findings(run: RunData, claims: pl.DataFrame, stand_ins: pl.DataFrame | None 
     done = run.complete_systems
     lines = [replication_note(run)] if kind(run) == "insert" else []
     if not done and not stale_findings(run):
-        lines.append("No system completed, so there is nothing to compare; the banner above says why.")
+        lines.append(unfinished.NOTHING_COMPLETED)
     lines += _insert_findings(run) if kind(run) == "insert" else _client_sweep_findings(run)
+    lines += unfinished.paragraphs(run)
     lines.append(f"**Claims.** {verdict_summary(claims)}.")
     lines += [claim_line(row) for row in claims.iter_rows(named=True)]
     if stand_ins is not None and not stand_ins.is_empty():
