@@ -5,9 +5,9 @@ import pytest
 
 from enginebench.metrics import perfshare
 
-# Four samples of `perf script -F ip,sym,dso` taken from a RocksDB request phase of the runner
-# (perf 6.x, Debian linux-perf): a RocksDB leaf, libc's memcmp called by RocksDB's comparator,
-# the allocator called by our RocksDB adapter, and a memcmp with no call chain.
+# Four samples of `perf script -F tid,ip,sym,dso` from a RocksDB request phase of the runner
+# (perf 6.x, Debian linux-perf, recorded with -g): a RocksDB leaf, libc's memcmp called by
+# RocksDB's comparator, the allocator called by our RocksDB adapter, a memcmp with no call chain.
 CHAINS = (Path(__file__).parent / "data" / "perf_script_chains.txt").read_text()
 RUNNER = "/tmp/nb2/release/enginebench-runner"
 
@@ -20,12 +20,19 @@ def test_rocksdb_symbols_are_the_engine_and_our_adapter_is_ours():
     assert perfshare.classify("/usr/lib/x86_64-linux-gnu/libc.so.6", "__memcmp_evex_movbe", RUNNER) == "libc"
 
 
-def test_the_c_library_is_charged_to_its_first_caller_outside_it():
-    # The RocksDB leaf and the memcmp RocksDB called are the engine's; the allocation our adapter
-    # made is the runner's; the memcmp without a chain stays the C library's.
-    assert perfshare.engine_share_of_chains(CHAINS, RUNNER) == pytest.approx(2 / 4)
+def test_each_sample_counts_for_its_leaf_and_the_c_library_for_its_caller():
+    shares = perfshare.shares_of_script(CHAINS, RUNNER)
+    assert shares["samples"] == 4
+    assert (shares["engine"], shares["runner"], shares["libc"]) == (1 / 4, 0, 3 / 4)
+    # The memcmp RocksDB called is the engine's; the allocation our adapter made is the
+    # runner's; the memcmp without a chain stays the C library's.
+    assert shares["engine_with_calls"] == pytest.approx(2 / 4)
 
 
-def test_without_call_chains_there_is_no_figure():
-    leaves_only = "\n\n".join(block.strip().splitlines()[0] for block in CHAINS.strip().split("\n\n"))
-    assert perfshare.engine_share_of_chains(leaves_only, RUNNER) is None
+def test_without_call_chains_there_is_no_with_calls_figure():
+    # Without -g, perf script prints each sample on one line: thread id, then its one frame.
+    one_line = "\n".join(sample.splitlines()[0].rstrip() + " " + sample.splitlines()[1].strip()
+                         for sample in CHAINS.strip().split("\n\n"))
+    shares = perfshare.shares_of_script(one_line, RUNNER)
+    assert shares["samples"] == 4 and shares["engine"] == 1 / 4
+    assert "engine_with_calls" not in shares

@@ -96,52 +96,51 @@ def classify(dso: str, symbol: str, runner_binary: str | None) -> str:
 
 
 def shares(path: Path, runner_binary: str | None = None) -> dict:
-    """{'engine', 'runner', 'libc', 'kernel', 'other': fractions of samples, 'samples': n}."""
-    report = subprocess.run(["perf", "report", "-i", str(path), "--stdio", "--no-children", "-g", "none",
-                             "--sort", "dso,sym", "--percent-limit", "0", "-F", "sample,dso,sym"],
+    """{'engine', 'runner', 'libc', 'kernel', 'other': fractions of samples by the code each one
+    landed in, 'samples': n, and 'engine_with_calls' when perf recorded call chains}."""
+    script = subprocess.run(["perf", "script", "-i", str(path), "-F", "tid,ip,sym,dso"],
                             capture_output=True, text=True, timeout=600)
-    totals = {"engine": 0, "runner": 0, "libc": 0, "kernel": 0, "other": 0}
-    line_form = re.compile(r"^\s*(\d+)\s+(\S.*?)\s+\[[.k]\]\s+(.*)$")
-    for line in report.stdout.splitlines():
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        match = line_form.match(line)
-        if match:
-            count, dso, symbol = int(match.group(1)), match.group(2).strip(), match.group(3).strip()
-            totals[classify(dso, symbol, runner_binary)] += count
-    samples = sum(totals.values())
-    if samples == 0:
-        return {"error": "no samples (a phase shorter than perf takes to attach)"}
-    out = {k: v / samples for k, v in totals.items()}
-    out["samples"] = samples
-    with_calls = engine_with_calls(path, runner_binary)
-    if with_calls is not None:
-        out["engine_with_calls"] = with_calls
-    return out
+    return shares_of_script(script.stdout, runner_binary)
 
 
 FRAME = re.compile(r"^\s*[0-9a-f]+ (.*) \((.*)\)$")
 
 
-def engine_with_calls(path: Path, runner_binary: str | None = None) -> float | None:
-    """The engine's share when each C library sample counts for the first caller outside the C
-    library (perf script's call chains); None without call chains."""
-    script = subprocess.run(["perf", "script", "-i", str(path), "-F", "ip,sym,dso"],
-                            capture_output=True, text=True, timeout=600)
-    return engine_share_of_chains(script.stdout, runner_binary)
-
-
-def engine_share_of_chains(script: str, runner_binary: str | None = None) -> float | None:
-    """engine_with_calls over `perf script -F ip,sym,dso` output: one sample per blank-line
-    separated block, leaf frame first."""
-    engine = samples = chained = 0
-    for block in script.split("\n\n"):
-        kinds = [classify(m.group(2), m.group(1), runner_binary)
-                 for m in map(FRAME.match, block.strip().splitlines()) if m]
-        if not kinds:
+def samples_of_script(script: str):
+    """Each sample of `perf script -F tid,ip,sym,dso` output as its frames, leaf first, each a
+    (symbol, library) pair. A sample starts with a line holding its thread id (and, without call
+    chains, its one frame); its call chain follows on tab-indented lines."""
+    frames = None
+    for line in script.splitlines():
+        if not line.strip():
             continue
-        samples += 1
+        if not line.startswith("\t"):
+            if frames is not None:
+                yield frames
+            frames = []
+            line = line.strip().partition(" ")[2]
+        match = FRAME.match(line)
+        if match and frames is not None:
+            frames.append((match.group(1), match.group(2)))
+    if frames is not None:
+        yield frames
+
+
+def shares_of_script(script: str, runner_binary: str | None = None) -> dict:
+    """shares() over perf script's text. A sample counts for the code of its leaf frame; for
+    engine_with_calls, a C library sample counts for its first caller outside the C library."""
+    totals = {"engine": 0, "runner": 0, "libc": 0, "kernel": 0, "other": 0}
+    with_calls = chained = 0
+    for frames in samples_of_script(script):
+        kinds = [classify(dso, symbol, runner_binary) for symbol, dso in frames] or ["other"]
+        totals[kinds[0]] += 1
         chained += len(kinds) > 1
-        charged = next((kind for kind in kinds if kind != "libc"), "libc")
-        engine += charged == "engine"
-    return engine / samples if samples and chained else None
+        with_calls += next((kind for kind in kinds if kind != "libc"), "libc") == "engine"
+    samples = sum(totals.values())
+    if samples == 0:
+        return {"error": "no samples (a phase shorter than perf takes to attach)"}
+    out = {k: v / samples for k, v in totals.items()}
+    out["samples"] = samples
+    if chained:
+        out["engine_with_calls"] = with_calls / samples
+    return out
