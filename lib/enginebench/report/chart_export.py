@@ -15,6 +15,7 @@ import zlib
 
 import altair as alt
 import vl_convert as vlc
+from .numbers import number
 
 SPEC_KEY = b"enginebench-vega-lite"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -105,7 +106,7 @@ def _quantity(encoding: dict) -> tuple[str, str] | None:
 
 
 def _number(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 1000 else f"{value:.3g}"
+    return number(value)
 
 
 def _faceted(spec: dict, encoding: dict) -> bool:

@@ -8,7 +8,6 @@ import re
 import urllib.parse
 from datetime import datetime
 
-import numpy as np
 import polars as pl
 
 from ..results.calibration import drift
@@ -16,6 +15,7 @@ from .engine_table import engine_configuration
 from .gaps import gap_lines
 from .mmap import mmap_lock_lines
 from .rundata import RunData
+from .numbers import number
 
 STYLE = """<style>
 .eb-table {border-collapse: collapse; font: 13px/1.35 system-ui, sans-serif; margin: 4px 0 14px}
@@ -34,19 +34,6 @@ STYLE = """<style>
 .eb-toc ul {display: flex; flex-wrap: wrap; gap: 4px 18px; list-style: none; padding: 0; margin: 4px 0}
 .eb-csv {font-weight: 400; font-size: 11px; margin-left: 8px; color: #36c}
 </style>"""
-
-
-def number(value: float) -> str:
-    """A measured number as people read one: whole above 100 (with thousands separators), one
-    decimal from 10, three significant digits below, never in exponent notation."""
-    size = abs(round(value, 1))  # 99.96 reads as 100, not 100.0
-    if size >= 100:
-        return f"{value:,.0f}"
-    if size >= 10:
-        return f"{value:.1f}"
-    if value == 0:
-        return "0"
-    return np.format_float_positional(value, precision=3, unique=False, fractional=False, trim="-")
 
 
 def _cell(value) -> str:

@@ -14,6 +14,7 @@ from .rundata import RunData, latest_run, load_run, merged_latency, phase_summar
 from .runparams import request_rate
 from .steady import steadiness, steady_finding
 from . import unfinished
+from .numbers import number
 
 MB, GiB = 1 << 20, 1 << 30
 GB = 1 << 30
@@ -217,7 +218,7 @@ def _short(value, metric: str = ""):
         return "n/a"
     if metric in ("rss_gb", "size_du_gb"):  # resolved in bytes; the claims speak in GB
         return f"{value / 2**30:.2f} GiB"
-    return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
+    return number(value)
 
 
 def claims_table(run: RunData) -> pl.DataFrame:

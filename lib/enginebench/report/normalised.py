@@ -13,6 +13,7 @@ import polars as pl
 
 from .normalised_pairs import PAIRS, Pair
 from .rundata import RunData
+from .numbers import number
 
 COLUMNS = {"metric": pl.Utf8, "direction": pl.Utf8, "the post's ratio": pl.Float64, "our ratio": pl.Float64,
            "same side of 1": pl.Utf8, "the post's rows": pl.Utf8, "our figures": pl.Utf8, "note": pl.Utf8}
@@ -34,7 +35,7 @@ def same_side(post: float | None, ours: float | None) -> str:
 def _figure(value: float | None) -> str:
     if value is None:
         return "n/a"
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    return number(value)
 
 
 def _row(pair: Pair) -> dict:

@@ -9,6 +9,7 @@ import polars as pl
 
 from ..paths import reference_dir
 from .rundata import RunData
+from .numbers import number
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -53,7 +54,8 @@ class Described(float):
 
 
 def _short(value: float) -> str:
-    return f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}"
+    # Durations and sizes set in the params are mostly whole: "12 s", not "12.0 s".
+    return f"{value:,.0f}" if float(value).is_integer() else number(value)
 
 
 def _size(n: float) -> str:
