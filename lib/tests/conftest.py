@@ -38,3 +38,18 @@ def isolated_run(tmp_path, monkeypatch):
     monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "data"))
     return tmp_path
+
+
+def smoke_run_fixture(experiment: str):
+    """A module-scoped fixture: one smoke run of `experiment` in its own folders, loaded for the
+    report code, shared by a module's tests."""
+    @pytest.fixture(scope="module")
+    def smoke(tmp_path_factory):
+        base = tmp_path_factory.mktemp(experiment)
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setenv("ENGINEBENCH_RESULTS", str(base / "r"))
+            patch.setenv("ENGINEBENCH_DATA", str(base / "d"))
+            import enginebench
+            from enginebench.report.rundata import load_run
+            yield load_run(enginebench.run(experiment, "smoke"))
+    return smoke

@@ -1,15 +1,15 @@
 """iibench at smoke scale: documents and index entries, the query worker, slow-write counting."""
-import os
 import random
 import time
 
 import polars as pl
-import pytest
 
 from enginebench.report import iibench as ib
 from enginebench.report.claims import NOT_EVALUATED
 from enginebench.runner.recorder import PhaseClock, Recorder
 from enginebench.workloads.iibench import IIBench, Params
+
+from conftest import smoke_run_fixture
 
 
 def test_documents_follow_the_java_client():
@@ -72,18 +72,7 @@ def test_slow_calls_are_counted_per_op():
     assert share.ops["INSERT"].slow == 1 and share.ops["QUERY_PDC"].slow == 0
 
 
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
-    base = tmp_path_factory.mktemp("iibench")
-    saved = {k: os.environ.get(k) for k in ("ENGINEBENCH_RESULTS", "ENGINEBENCH_DATA")}
-    os.environ["ENGINEBENCH_RESULTS"], os.environ["ENGINEBENCH_DATA"] = str(base / "r"), str(base / "d")
-    try:
-        import enginebench
-        from enginebench.report.rundata import load_run
-        yield load_run(enginebench.run("iibench_500m", "smoke"))
-    finally:
-        for key, value in saved.items():
-            os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
+smoke = smoke_run_fixture("iibench_500m")
 
 
 def test_smoke_run_on_every_engine(smoke):

@@ -1,5 +1,4 @@
 """sysbench: documents, the transaction, the duplicate-key race handled, and a smoke run."""
-import os
 import random
 import threading
 
@@ -9,6 +8,8 @@ import pytest
 from enginebench.params.loader import load_params
 from enginebench.report import sysbench as sb
 from enginebench.workloads.sysbench import Params, Sysbench, digits
+
+from conftest import smoke_run_fixture
 
 
 def test_documents_match_sysbench():
@@ -75,18 +76,7 @@ def test_delete_reinsert_race_is_retried_not_fatal(embedded_store):
     assert embedded_store.count("sbtest1", None) == 10
 
 
-@pytest.fixture(scope="module")
-def smoke(tmp_path_factory):
-    base = tmp_path_factory.mktemp("sysbench")
-    saved = {k: os.environ.get(k) for k in ("ENGINEBENCH_RESULTS", "ENGINEBENCH_DATA")}
-    os.environ["ENGINEBENCH_RESULTS"], os.environ["ENGINEBENCH_DATA"] = str(base / "r"), str(base / "d")
-    try:
-        import enginebench
-        from enginebench.report.rundata import load_run
-        yield load_run(enginebench.run("sysbench_cgroups", "smoke"))
-    finally:
-        for key, value in saved.items():
-            os.environ.pop(key, None) if value is None else os.environ.__setitem__(key, value)
+smoke = smoke_run_fixture("sysbench_cgroups")
 
 
 def test_smoke_run(smoke):
