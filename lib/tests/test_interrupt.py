@@ -34,12 +34,19 @@ def _load_interval_reported(events: Path) -> bool:
     return False
 
 
+def _interruptible() -> None:
+    """In the child: Ctrl-C's default action. A shell starts background jobs (a CI script run
+    with `&`, nohup) with SIGINT ignored, and Python then never raises KeyboardInterrupt."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.mark.parametrize("exp,signum", [("linkbench_cached", signal.SIGINT), ("linkbench_cached", signal.SIGTERM),
                                         ("linkbench_uncached_disk", signal.SIGINT)])
 def test_interrupt_during_load(tmp_path, exp, signum):
     env = {**os.environ, "ENGINEBENCH_RESULTS": str(tmp_path / "results"), "ENGINEBENCH_DATA": str(tmp_path / "data")}
     proc = subprocess.Popen([sys.executable, "-m", "enginebench", "run", exp, "--scale", "default"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_interruptible)
     parent = psutil.Process(proc.pid)
     deadline = time.time() + 90
     events = None
@@ -75,7 +82,8 @@ def test_interrupt_during_load(tmp_path, exp, signum):
 def test_second_signal_while_stopping_does_not_abandon_the_runner(tmp_path):
     env = {**os.environ, "ENGINEBENCH_RESULTS": str(tmp_path / "results"), "ENGINEBENCH_DATA": str(tmp_path / "data")}
     proc = subprocess.Popen([sys.executable, "-m", "enginebench", "run", "linkbench_cached", "--scale", "default"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=_interruptible)
     parent = psutil.Process(proc.pid)
     deadline = time.time() + 60
     while not _runners(parent) and time.time() < deadline:  # the run folder exists and a system started
