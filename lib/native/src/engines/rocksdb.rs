@@ -455,6 +455,14 @@ impl RocksSession {
         }
     }
 
+    /// Writes the key in the session's buffer (full_key), already registered, into the batch.
+    fn batch_put(&mut self, value: &[u8]) {
+        unsafe {
+            rocksdb_writebatch_wi_put(self.batch, self.key.as_ptr() as *const c_char, self.key.len(),
+                                      value.as_ptr() as *const c_char, value.len())
+        };
+    }
+
     fn has_writes(&self) -> bool {
         self.writing && unsafe { rocksdb_writebatch_wi_count(self.batch) } > 0
     }
@@ -551,22 +559,23 @@ impl Session for RocksSession {
     }
 
     fn put(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<()> {
-        let k = self.full_key(table, key);
+        self.full_key(table, key);
         self.register_write()?;
-        unsafe { rocksdb_writebatch_wi_put(self.batch, k, self.key.len(), value.as_ptr() as *const c_char, value.len()) };
+        self.batch_put(value);
         Ok(())
     }
 
     fn insert_new(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<bool> {
         // MongoRocks' unique index insert (rocks_index.cpp, RocksUniqueIndex::insert): register
-        // the write, read the key, write it if absent.
+        // the write, read the key, write it if absent (registered once: the tracker is a mutex).
         self.full_key(table, key);
         self.register_write()?;
         let mut scratch = Vec::new();
         if self.get(table, key, &mut scratch)? {
             return Ok(false);
         }
-        self.put(table, key, value).map(|_| true)
+        self.batch_put(value); // get left the same full key in the buffer
+        Ok(true)
     }
 
     fn delete(&mut self, table: Table, key: &[u8]) -> Result<()> {
