@@ -210,3 +210,27 @@ def test_banner_names_per_system_memory_limits_not_the_unused_default():
     assert "Memory limit: per system, 180, 210, 240 MB (cgroup" in text and "256" not in text
     same = [{"label": "wt", "status": "complete", "resources": {"memory_limit_mb": 256}}]
     assert "Memory limit: 256 MB (cgroup)" in banner(SimpleNamespace(manifest=manifest, systems=same))
+
+
+def test_own_memory_is_added_to_a_systems_limit_and_said_once_per_engine():
+    from enginebench.params import load_params
+    params = load_params("sysbench_cgroups", "default")
+    plans = {s["label"]: profiles.plan_resources(params, s) for s in params["systems"]}
+    # The post's 16 GiB tier is 32 MB for the cache and data at this scale, whatever the engine.
+    assert {s["label"]: s["memory_limit_mb"] for s in params["systems"] if s["label"].endswith("8-16")} == \
+        {"wt60.8-16": 32, "wt900.8-16": 32, "rx.8-16": 32}
+    own = {s["label"]: s["memory_own_mb"] for s in params["systems"]}
+    assert all(plans[label].memory_limit_mb == 32 + own[label] for label in ("wt60.8-16", "rx.8-16"))
+    assert own["wt60.8-16"] > own["rx.8-16"] > 0
+    lines = {line for plan in plans.values() for line in plan.banner() if "memory_own_mb" in line}
+    assert lines == {f"The memory limits of {e} systems add {own[label]} MB to their memory for the engine's cache "
+                     "and the data: the process's own memory, measured at this scale (memory_own_mb)."
+                     for e, label in (("wiredtiger", "wt60.8-16"), ("rocksdb", "rx.8-16"))}
+
+
+def test_own_memory_without_any_limit_is_refused():
+    params = {"params_file": "params/x.yaml", "resources": {"memory": {"limit_mb": None, "enforce": "best_effort"},
+                                                            "storage": {"profile": "none"}}}
+    system = {"label": "rx", "engine": "rocksdb", "memory_own_mb": 50}
+    with pytest.raises(profiles.ResourceError, match="params/x.yaml: system rx: memory_own_mb is set but no memory limit"):
+        profiles.plan_resources(params, system)

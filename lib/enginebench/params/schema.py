@@ -35,6 +35,11 @@ class System(Strict):
     # This system's memory limit, overriding resources.memory.limit_mb (a memory matrix is one
     # system per engine and memory size).
     memory_limit_mb: int | None = Field(None, ge=16)
+    # Memory for the process's own needs outside the engine's cache (the runner, the engine's
+    # buffers, handles and cursors), measured at a scale, added to memory_limit_mb for the cgroup.
+    # A post's limits were so large that its server's own memory was a small share of them; at a
+    # few hundred MB that share differs by engine and would decide what is left for the data.
+    memory_own_mb: int = Field(0, ge=0)
     # How this system runs under TARGET=mongod (lib/enginebench/mongod/spec.py); what it leaves
     # out is derived from `engine` and `options` (README: "The mongod target").
     mongod: MongodSpec | None = None

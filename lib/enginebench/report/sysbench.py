@@ -58,13 +58,21 @@ OVER_TIME = over_time.View(("run",), steady_intervals, "the second half of each 
                            per="transaction")
 
 
+def memory_heading(run: RunData) -> str:
+    """What a matrix row's memory is: the limit, or without the process's own memory where the
+    params added that to it (System.memory_own_mb)."""
+    if any(s.get("memory_own_mb") for s in run.systems):
+        return "memory for cache and data"
+    return "memory limit"
+
+
 def our_matrix(run: RunData) -> pl.DataFrame:
     cells: dict[str, dict[str, float | None]] = {}
     for s in run.systems:
         memory = s.get("memory_limit_mb") or run.manifest["params"]["resources"]["memory"]["limit_mb"]
         rate = steady_rate(run, s["label"])
         cells.setdefault(f"{memory} MB", {})[_label_kind(s)] = None if rate is None else round(rate, 1)
-    rows = [{"memory limit": size, **values} for size, values in cells.items()]
+    rows = [{memory_heading(run): size, **values} for size, values in cells.items()]
     return pl.DataFrame(rows)
 
 
@@ -83,7 +91,7 @@ def throughput_chart(run: RunData) -> alt.Chart | None:
             .mark_line()
             .encode(x=alt.X("elapsed:Q", title=f"{unit} into the run"), y=alt.Y("tps:Q", title="transactions/s"),
                     color=palette.color("system", [r["system"] for r in rows], title="engine"),
-                    row=alt.Row("memory:N", title="memory limit"))
+                    row=alt.Row("memory:N", title=memory_heading(run)))
             .properties(width=560, height=140))
 
 

@@ -64,10 +64,16 @@ class ResourcePlan:
     method_io: str | None              # "cgroup" | None
     storage_scale: float = 1.0
     storage_during_load: bool = True
+    memory_own_mb: int = 0             # of memory_limit_mb, the process's own (System.memory_own_mb)
+    engine: str = ""
     not_enforced: list[str] = field(default_factory=list)
 
     def banner(self) -> list[str]:
         lines = [f"Not enforced: {item}." for item in self.not_enforced]
+        if self.memory_own_mb and self.memory_limit_mb is not None:
+            lines.append(f"The memory limits of {self.engine} systems add {self.memory_own_mb} MB to their memory "
+                         "for the engine's cache and the data: the process's own memory, measured at this scale "
+                         "(memory_own_mb).")
         if self.method_io and not self.storage_during_load:
             lines.append(f"The {self.storage_profile!r} storage caps apply from the end of each load "
                          "(resources.storage.during_load: false): loads ran at this machine's disk speed.")
@@ -79,13 +85,20 @@ class ResourcePlan:
 
 def plan_resources(params: dict, system: dict | None = None) -> ResourcePlan:
     """The plan for the run, or for one system (whose memory_limit_mb, if set, overrides the
-    experiment's: that is how a memory matrix is written)."""
+    experiment's: that is how a memory matrix is written; its memory_own_mb is added to either)."""
     memory, storage = params["resources"]["memory"], params["resources"]["storage"]
     limit, profile = memory["limit_mb"], storage["profile"]
+    own = (system or {}).get("memory_own_mb") or 0
     if system is not None and system.get("memory_limit_mb") is not None:
         limit = system["memory_limit_mb"]
+    if own and limit is None:
+        raise ResourceError(f"{params['params_file']}: system {system['label']}: memory_own_mb is set but no "
+                            "memory limit applies to it (memory_limit_mb or resources.memory.limit_mb)")
+    if own:
+        limit += own
     ok, why = cgroups_writable() if (limit is not None or profile != "none") else (False, "")
-    plan = ResourcePlan(limit, profile, None, None, storage.get("scale", 1.0), storage.get("during_load", True))
+    plan = ResourcePlan(limit, profile, None, None, storage.get("scale", 1.0), storage.get("during_load", True),
+                        own, system["engine"] if system else "")
     if limit is not None:
         if ok:
             plan.method_memory = "cgroup"
