@@ -49,6 +49,10 @@ class RocksDBOptions(RecordStoreOptions):
     max_write_buffers: int | None = Field(None, ge=2)
     max_background_compactions: int | None = Field(None, ge=1)
     max_background_flushes: int | None = Field(None, ge=1)
+    # The LSM's shape (MongoRocks: 64 MB files, 512 MB at the base level): a scaled-down database
+    # needs it scaled too, or its first compactions rewrite the whole database at once.
+    target_file_size_mb: int | None = Field(None, ge=1)
+    max_bytes_for_level_base_mb: int | None = Field(None, ge=1)
     block_size_kb: int | None = Field(None, ge=1)
     bloom_bits: int | None = Field(None, ge=0)
     statistics: bool = False  # RocksDB's tickers (block cache hits, stalls, ...): MongoRocks left them off

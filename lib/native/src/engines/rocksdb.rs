@@ -181,6 +181,8 @@ impl RocksDb {
             max_write_buffers: o.int("max_write_buffers", defaults.max_write_buffers)?,
             max_background_compactions: o.int("max_background_compactions", defaults.max_background_compactions)?,
             max_background_flushes: o.int("max_background_flushes", defaults.max_background_flushes)?,
+            target_file_size_mb: o.int("target_file_size_mb", defaults.target_file_size_mb as i64)? as u64,
+            max_bytes_for_level_base_mb: o.int("max_bytes_for_level_base_mb", defaults.max_bytes_for_level_base_mb as i64)? as u64,
             block_size_kb: o.int("block_size_kb", defaults.block_size_kb)?,
             bloom_bits: o.int("bloom_bits", defaults.bloom_bits)?,
             journal_commit_ms: o.int("journal_commit_ms", defaults.journal_commit_ms)?,
