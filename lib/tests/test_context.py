@@ -122,3 +122,18 @@ def test_every_setup_row_has_its_source_and_every_experiment_its_facts():
         assert sorted(mine["fact"]) == sorted(FACTS), path.name
         if params.get("seed"):
             assert set(mine["source"]) == {params["seed"]}, path.name
+
+
+def test_a_memory_matrix_with_each_engines_own_memory_is_matched_tier_by_tier():
+    # sysbench's default: limits are 32/64/96 MB plus each engine's own memory (150 or 50 MB), so
+    # six limits stand for the post's three sizes: each engine's smallest is the post's smallest.
+    from types import SimpleNamespace
+    from enginebench.report.scale import _peers, _ratio
+    run = SimpleNamespace(systems=[{"label": f"{e}.{tier}", "engine": engine} for e, engine in
+                                   (("wt", "wiredtiger"), ("rx", "rocksdb")) for tier in (1, 2, 3)])
+    groups = [(mb * MB, [f"{e}.{tier}"]) for e, own in (("wt", 150), ("rx", 50))
+              for tier, mb in ((1, 32 + own), (2, 64 + own), (3, 96 + own))]
+    post = [16 << 30, 32 << 30, 48 << 30]
+    ratios = {labels[0]: _ratio(ours, post, _peers(run, groups, labels)) for ours, labels in groups}
+    assert ratios["wt.1"] == pytest.approx(182 * MB / (16 << 30)) and ratios["rx.1"] == pytest.approx(82 * MB / (16 << 30))
+    assert ratios["wt.3"] == pytest.approx(246 * MB / (48 << 30)) and ratios["rx.3"] == pytest.approx(146 * MB / (48 << 30))

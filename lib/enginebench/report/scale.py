@@ -157,6 +157,15 @@ def _grouped(run: RunData, fact: str) -> list[tuple[object, list[str]]]:
     return list(groups.items())
 
 
+def _peers(run: RunData, groups: list[tuple[object, list[str]]], labels: list[str]) -> list[float]:
+    """The values a group's is ranked among: those of the groups that share an engine with it,
+    since a memory matrix whose limits add each engine's own memory has one ladder per engine."""
+    engine = {s["label"]: s["engine"] for s in run.systems}
+    mine = {engine[label] for label in labels}
+    return [value for value, others in groups
+            if not isinstance(value, str) and mine & {engine[label] for label in others}]
+
+
 def _ratio(ours, post: list, ours_numbers: list[float]) -> float | None:
     """ours / the post's; where the post ran several sizes (sysbench's memory matrix) ours are
     matched to them by rank, smallest with smallest."""
@@ -177,12 +186,11 @@ def scale_mapping(run: RunData) -> pl.DataFrame:
         post = _post_values(fact_row)
         post_text = " / ".join(show(fact, v) for v in post) or NOT_STATED
         groups = _grouped(run, fact)
-        numbers = [v for v, _ in groups if not isinstance(v, str)]
         for ours, labels in groups:
             rows.append({"setting": LABELS[fact], "the post": post_text, "source": fact_row["source"],
                          "the post's words": fact_row["quote"], "this run": show(fact, ours),
                          "systems": "all" if len(groups) == 1 else ", ".join(labels),
-                         "this run / the post": _ratio(ours, post, numbers)})
+                         "this run / the post": _ratio(ours, post, _peers(run, groups, labels))})
     return pl.DataFrame(rows, schema={"setting": pl.Utf8, "the post": pl.Utf8, "source": pl.Utf8,
                                       "the post's words": pl.Utf8, "this run": pl.Utf8, "systems": pl.Utf8,
                                       "this run / the post": pl.Float64})
