@@ -27,3 +27,26 @@ def test_the_report_warns_on_top_when_the_host_changed_speed_during_the_run():
     assert "speed changed during this run</b>: its probe read 0.61x" in page(438_550, 265_442)
     assert "speed changed" not in page(430_000, 400_000)
     assert "1.50x" in page(280_000, 420_000)
+
+
+def test_an_end_probe_outside_the_steady_band_is_taken_again_and_every_reading_kept(monkeypatch):
+    from enginebench.results import calibration
+    readings = iter([231_567, 389_903, 999_999])  # a teardown holding a core, then the host as it was
+    monkeypatch.setattr(calibration, "calibrate", lambda: {"probe": "p", "docs_per_s": next(readings)})
+    end = calibration.calibrate_end({"docs_per_s": 398_973}, pause_s=0)
+    assert end["docs_per_s"] == 389_903 and end["readings"] == [231_567, 389_903]
+
+
+def test_an_end_probe_that_stays_slow_is_recorded_as_slow(monkeypatch):
+    from enginebench.results import calibration
+    monkeypatch.setattr(calibration, "calibrate", lambda: {"probe": "p", "docs_per_s": 230_000})
+    end = calibration.calibrate_end({"docs_per_s": 400_000}, pause_s=0)
+    assert end["readings"] == [230_000] * (1 + calibration.END_RETRIES)
+    assert not calibration.steady(calibration.drift({"docs_per_s": 400_000}, end))
+
+
+def test_the_provenance_names_every_end_reading_when_there_were_several():
+    from enginebench.report.html import speed_line
+    start, end = {"docs_per_s": 398_973, "probe": "p"}, {"docs_per_s": 389_903, "readings": [231_567, 389_903]}
+    assert "best of 2 end probes 5 s apart" in speed_line({"start": start, "end": end})
+    assert "231,567, 389,903" in speed_line({"start": start, "end": end})

@@ -10,7 +10,7 @@ from datetime import datetime
 
 import polars as pl
 
-from ..results.calibration import drift
+from ..results.calibration import END_PAUSE_S, SPEED_STEADY, drift, steady
 from .engine_table import engine_configuration
 from .gaps import gap_lines
 from .mmap import mmap_lock_lines
@@ -104,9 +104,6 @@ def side_by_side(*parts: str) -> str:
     return STYLE + "<div class='eb-side'>" + "".join(f"<div>{p}</div>" for p in parts) + "</div>"
 
 
-# Probe ratios (end / start) within which the host counts as steady over a run. The VM this was
-# built on switches between two speeds about 1.6x apart, sometimes within one probe call.
-SPEED_STEADY = (0.8, 1.25)
 
 
 def causes(run: RunData) -> list[str]:
@@ -154,7 +151,7 @@ def banner(run: RunData) -> str:
                      "that long is read again from the device: the OS page cache keeps only what the workload keeps touching.")
     speed = host.get("speed") or {}
     change = drift(speed.get("start"), speed.get("end"))
-    if change is not None and not SPEED_STEADY[0] <= change <= SPEED_STEADY[1]:
+    if not steady(change):
         lines.append(f"<b>The host's speed changed during this run</b>: its probe read {change:.2f}x at the end "
                      "what it read at the start (see provenance). Figures measured late in the run (later "
                      "systems, higher client counts, later intervals) are not comparable with early ones; "
@@ -176,7 +173,7 @@ def banner(run: RunData) -> str:
     return STYLE + f"<div class='{css}'>" + "<br>".join(lines) + "</div>"
 
 
-def _speed(speed: dict | None) -> str:
+def speed_line(speed: dict | None) -> str:
     """The host's CPU speed probe at the start and the end of the run (results/calibration.py)."""
     if not speed or not speed.get("start"):
         return "not measured (run made before the probe existed)"
@@ -184,6 +181,9 @@ def _speed(speed: dict | None) -> str:
     text = f"{start['docs_per_s']:,} docs/s at the start"
     if end:
         text += f", {end['docs_per_s']:,} at the end ({drift(start, end):.2f}x)"
+        if len(end.get("readings") or []) > 1:
+            text += (f" (best of {len(end['readings'])} end probes {END_PAUSE_S:g} s apart, taken again while "
+                     f"outside {SPEED_STEADY[0]:g}-{SPEED_STEADY[1]:g}x: {', '.join(f'{r:,}' for r in end['readings'])})")
     return text + f"; {start['probe']}. Compare runs of one host by it: a shared machine's speed drifts."
 
 
@@ -218,7 +218,7 @@ def provenance(run: RunData) -> str:
         ("code", f"git {git.get('sha') or 'unknown'}{' (uncommitted changes)' if git.get('dirty') else ''}"),
         ("host", f"{host.get('hostname')}: {host.get('cpu_model')}, {host.get('logical_cpus')} logical CPUs, "
                  f"{(host.get('memory_bytes') or 0) / 2**30:.1f} GiB RAM, Linux {host.get('kernel')}"),
-        ("host speed (probe)", _speed(host.get("speed"))),
+        ("host speed (probe)", speed_line(host.get("speed"))),
         ("data filesystem", f"{fs.get('device')} ({fs.get('fstype')}) on {fs.get('mountpoint')}"),
         ("packages", ", ".join(f"{k} {v}" for k, v in (m.get("packages") or {}).items() if v)),
     ]

@@ -3,7 +3,7 @@ claims table so that a verdict never contradicts the page it is on.
 
 - A smoke run (seconds-long phases on a tiny database) checks the pipeline: its claims read
   `smoke: pipeline check, no verdict`.
-- A host whose speed probe (results/calibration.py) moved beyond SPEED_STEADY between the start
+- A host whose speed probe (results/calibration.py) moved beyond its SPEED_STEADY between the start
   and the end of the run: claims on time (rates, latencies, CPU per operation) read `host
   drifted`; claims on bytes and space do not depend on the host's speed and keep their verdict.
 - A query phase that never reached steady state gives `not steady`; that one is decided where
@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..results.calibration import drift
+from ..results.calibration import SPEED_STEADY, drift, steady
 from .claims import HOST_DRIFTED, NOT_EVALUATED, SMOKE, WITHHELD, size_column
-from .html import SPEED_STEADY
 from .rundata import RunData
 
 SMOKE_REASON = ("smoke scale: a tiny database and phases of seconds check that the pipeline runs end to end; "
@@ -29,7 +28,7 @@ def host_drift_reason(run: RunData) -> str | None:
     """Why the run's timings are not comparable across it, or None when the host held its speed."""
     speed = (run.manifest.get("host") or {}).get("speed") or {}
     change = drift(speed.get("start"), speed.get("end"))
-    if change is None or SPEED_STEADY[0] <= change <= SPEED_STEADY[1]:
+    if steady(change):
         return None
     return (f"the host's speed probe read {change:.2f}x at the end what it read at the start (outside "
             f"{SPEED_STEADY[0]:g}-{SPEED_STEADY[1]:g}x), so systems measured later ran on a different machine")

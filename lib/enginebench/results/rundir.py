@@ -22,7 +22,7 @@ import polars as pl
 import psutil
 
 from ..paths import results_dir, scratch_dir
-from .calibration import calibrate
+from .calibration import calibrate, calibrate_end
 from .owner import alive, boot_id, hostname, identity
 from .provenance import git_state, host_facts, package_versions
 from .tables import interval_row, op_rows
@@ -130,7 +130,8 @@ class RunFolder:
     def finish(self, status: str) -> None:
         self.write_tables()
         self.manifest["status"] = status
-        self.manifest["host"].setdefault("speed", {})["end"] = calibrate()  # drift during the run
+        speed = self.manifest["host"].setdefault("speed", {})
+        speed["end"] = calibrate_end(speed.get("start"))  # drift during the run
         self.manifest["finished_at"] = datetime.now(timezone.utc).isoformat()
         self.write_manifest()
 
