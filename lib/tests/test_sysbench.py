@@ -26,24 +26,28 @@ def test_paper_scale_is_the_posts_dataset():
     assert p["phases"]["measure"]["threads"] == 64
 
 
-# The post's ~250 GB for 640M documents on MMAP, and the runner's own memory below each limit
-# (the params file's default-scale comment says where both come from).
+# The post's ~250 GB for 640M documents on MMAP (the params file's default-scale comment says
+# where it comes from).
 POST_BYTES_PER_DOC = 250e9 / 640e6
-RUNNER_OWN_MB = 150
 
 
 def test_default_scale_keeps_the_posts_ratios():
     paper, default = load_params("sysbench_cgroups", "paper"), load_params("sysbench_cgroups", "default")
 
-    def data_to_memory(p, overhead_mb):
+    def data_to_memory(p):
+        """Per memory size, data over the memory for the engine's cache and the data: the
+        process's own memory (memory_own_mb) is added to the limit, not taken from it."""
         w = p["workload"]
         data_mb = w["collections"] * w["docs_per_collection"] * POST_BYTES_PER_DOC / 2**20
-        return {s["label"].split(".")[-1]: data_mb / (s["memory_limit_mb"] - overhead_mb)
-                for s in p["systems"] if s["role"] == "btree"}
-    post, ours = data_to_memory(paper, 0), data_to_memory(default, RUNNER_OWN_MB)
+        return {s["label"]: data_mb / s["memory_limit_mb"] for s in p["systems"] if s["role"] in ("btree", "lsm")}
+    post, ours = data_to_memory(paper), data_to_memory(default)
     assert post.keys() == ours.keys()
     for label in post:
         assert ours[label] == pytest.approx(post[label], rel=0.1), label
+    # Every scaled-down limit adds its engine's own memory, the same for one engine at every size.
+    own = {(s["engine"], s["memory_own_mb"]) for s in default["systems"]}
+    assert all(mb > 0 for _, mb in own) and len(own) == len({engine for engine, _ in own})
+    assert all(s["memory_own_mb"] == 0 for s in paper["systems"])
 
     def collections_per_writer(p):
         return p["workload"]["collections"] / p["phases"]["measure"]["threads"]
