@@ -87,6 +87,9 @@ const MDB_KEYEXIST: c_int = -30799;
 const MDB_NOOVERWRITE: c_uint = 0x10;
 // MDB_cursor_op (lmdb.h)
 const OP_FIRST: c_int = 0;
+// lmdb.h's error codes (0.9.24).
+const MDB_MAP_FULL: c_int = -30792;
+const MDB_PANIC: c_int = -30795;
 const OP_LAST: c_int = 6;
 const OP_NEXT: c_int = 8;
 const OP_PREV: c_int = 12;
@@ -97,8 +100,9 @@ fn check(code: c_int, what: &str) -> Result<()> {
         return Ok(());
     }
     let text = unsafe { CStr::from_ptr(mdb_strerror(code)) }.to_string_lossy().into_owned();
-    if code == libc::ENOSPC || code == -30792 {
-        // MDB_MAP_FULL or a full disk: nothing more can be written.
+    if code == libc::ENOSPC || code == libc::EIO || code == MDB_MAP_FULL || code == MDB_PANIC {
+        // A full map or disk, or the device's I/O error (LMDB's commit has reported a full tmpfs
+        // as EIO too): nothing more can be written, and the environment may not be usable.
         return Err(Error::fatal(format!("{what}: {text}")));
     }
     Err(Error::other(format!("{what}: {text}")))
@@ -388,5 +392,20 @@ impl Drop for LmdbSession {
         if !self.reader.is_null() {
             unsafe { mdb_txn_abort(self.reader) };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::Kind;
+
+    #[test]
+    fn a_full_disk_or_an_io_error_is_fatal_and_a_missing_key_is_not() {
+        for code in [libc::ENOSPC, libc::EIO, MDB_MAP_FULL, MDB_PANIC] {
+            assert_eq!(check(code, "LMDB commit").unwrap_err().kind, Kind::Fatal, "code {code}");
+        }
+        assert_eq!(check(-30798, "LMDB get").unwrap_err().kind, Kind::Other); // MDB_NOTFOUND
+        assert!(check(0, "LMDB commit").is_ok());
     }
 }
