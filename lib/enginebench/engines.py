@@ -50,7 +50,7 @@ class RocksDBOptions(RecordStoreOptions):
     max_background_compactions: int | None = Field(None, ge=1)
     max_background_flushes: int | None = Field(None, ge=1)
     # The LSM's shape (MongoRocks: 64 MB files, 512 MB at the base level): a scaled-down database
-    # needs it scaled too, or its first compactions rewrite the whole database at once.
+    # needs it scaled too, or each compaction out of its base level rewrites much of the database.
     target_file_size_mb: int | None = Field(None, ge=1)
     max_bytes_for_level_base_mb: int | None = Field(None, ge=1)
     block_size_kb: int | None = Field(None, ge=1)

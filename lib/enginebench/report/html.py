@@ -104,8 +104,6 @@ def side_by_side(*parts: str) -> str:
     return STYLE + "<div class='eb-side'>" + "".join(f"<div>{p}</div>" for p in parts) + "</div>"
 
 
-
-
 def causes(run: RunData) -> list[str]:
     """Why the run did not complete, first thing on the page: each system that failed, died or
     was stopped, with its cause (a full disk, a hung runner, a killed driver), and the run's own

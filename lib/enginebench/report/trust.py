@@ -3,7 +3,7 @@ claims table so that a verdict never contradicts the page it is on.
 
 - A smoke run (seconds-long phases on a tiny database) checks the pipeline: its claims read
   `smoke: pipeline check, no verdict`.
-- A host whose speed probe (results/calibration.py) moved beyond its SPEED_STEADY between the start
+- A host whose speed probe (results/calibration.py) moved beyond SPEED_STEADY between the start
   and the end of the run: claims on time (rates, latencies, CPU per operation) read `host
   drifted`; claims on bytes and space do not depend on the host's speed and keep their verdict.
 - A query phase that never reached steady state gives `not steady`; that one is decided where
