@@ -1,10 +1,12 @@
-//! Links the Debian engine libraries (RocksDB, LMDB) and builds the WiredTiger shims.
+//! Finds the Debian engine libraries (RocksDB, LMDB) and builds the WiredTiger shims.
 //!
 //! WiredTiger is loaded at run time through a small C shim (shim/wt_shim.c) compiled once per
 //! WiredTiger release against that release's header and library, because the release a system
 //! runs is a parameter (11.3.1 built from source by tools/build_wiredtiger.sh; 3.2.1 from Debian's
 //! libwiredtiger-dev where installed) and two releases cannot be linked into one binary. The
 //! shims' paths are compiled into the runner (EB_WT_SHIMS).
+//!
+//! It also writes the workload registry: every module in src/workloads/ is one family's loops.
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -47,23 +49,54 @@ fn rocksdb_version() -> String {
     format!("{}.{}.{}", field("ROCKSDB_MAJOR"), field("ROCKSDB_MINOR"), field("ROCKSDB_PATCH"))
 }
 
+/// The families' native loops: every module in src/workloads/ (`<name>.rs`, or `<name>/mod.rs`)
+/// is the family of that name and provides `build(params)`. The registry is written from the
+/// folder so that a family's loops are one file with no list to keep in step; the family's one
+/// registry line is in lib/enginebench/families.py, and lib/tests/test_registry.py checks that
+/// the two agree.
+fn workload_registry(out: &Path) {
+    let folder = fs::canonicalize("src/workloads").expect("src/workloads is missing");
+    println!("cargo:rerun-if-changed=src/workloads");
+    let mut modules: Vec<(String, PathBuf)> = fs::read_dir(&folder).expect("cannot list src/workloads")
+        .map(|entry| entry.expect("cannot list src/workloads").path())
+        .filter_map(|path| {
+            let stem = path.file_stem()?.to_str()?.to_string();
+            if path.is_dir() && path.join("mod.rs").is_file() {
+                Some((stem, path.join("mod.rs")))
+            } else if path.extension()? == "rs" && stem != "mod" {
+                Some((stem, path))
+            } else {
+                None
+            }
+        })
+        .collect();
+    modules.sort();
+    let mut code = String::from("// Written by build.rs from the modules in src/workloads/.\n");
+    for (name, path) in &modules {
+        code += &format!("#[path = {:?}]\npub mod {name};\n", path.display().to_string());
+    }
+    let names: Vec<String> = modules.iter().map(|(name, _)| format!("{name:?}")).collect();
+    code += &format!("\n/// The families this runner executes.\npub const NAMES: [&str; {}] = [{}];\n",
+                     names.len(), names.join(", "));
+    code += "\nfn registered(name: &str, params: &Value) -> Option<Result<Box<dyn Workload>>> {\n    match name {\n";
+    for (name, _) in &modules {
+        code += &format!("        {name:?} => Some({name}::build(params)),\n");
+    }
+    code += "        _ => None,\n    }\n}\n";
+    fs::write(out.join("workloads.rs"), code).expect("cannot write the workload registry");
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=shim/wt_shim.c");
     println!("cargo:rerun-if-env-changed=EB_WIREDTIGER_BUILD");
-    // RocksDB linked statically, as the MongoRocks builds of the posts were (mongo-rocks-3.0.4-
-    // pre-STATIC): no dynamic-library indirection on its thread-local state. Its own
-    // dependencies stay shared.
+    // Debian's engine libraries (each engine's module names what it links: engines/*.rs).
     println!("cargo:rustc-link-search=native=/usr/lib/x86_64-linux-gnu");
-    println!("cargo:rustc-link-lib=static=rocksdb");
-    for lib in ["gflags", "snappy", "z", "bz2", "lz4", "zstd", "stdc++"] {
-        println!("cargo:rustc-link-lib={lib}");
-    }
-    println!("cargo:rustc-link-lib=lmdb");
     // mongod allocates with tcmalloc; so does the runner (every engine and the workloads).
     println!("cargo:rustc-link-lib=tcmalloc_minimal");
     println!("cargo:rustc-env=EB_ROCKSDB_VERSION={}", rocksdb_version());
 
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    workload_registry(&out);
     let mut shims = Vec::new();
     // The release built from source: required.
     let build = PathBuf::from(env::var("EB_WIREDTIGER_BUILD").expect(

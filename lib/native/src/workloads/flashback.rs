@@ -317,6 +317,11 @@ fn loader(lines: Vec<Value>) -> Worker {
     })
 }
 
+/// The runner's entry to this family (workloads/mod.rs).
+pub fn build(params: &Value) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(Flashback::new(params)?))
+}
+
 impl Workload for Flashback {
     fn setup(&mut self, ctx: &mut Ctx) -> Result<()> {
         if self.cfg.dataset.is_some() {

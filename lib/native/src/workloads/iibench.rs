@@ -256,6 +256,11 @@ fn query(ctx: &mut Ctx, cfg: &Config, op: &str, price: f64, customer: i64, regis
     Ok(rows.len() as u64)
 }
 
+/// The runner's entry to this family (workloads/mod.rs).
+pub fn build(params: &Value) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(IIBench::new(params)?))
+}
+
 impl Workload for IIBench {
     fn setup(&mut self, ctx: &mut Ctx) -> Result<()> {
         ctx.create_collection(COLLECTION, None)?;

@@ -1,9 +1,7 @@
 //! Workloads by name, and what every workload provides to the phase plan (plan.rs).
-pub mod flashback;
-pub mod iibench;
-pub mod linkbench;
-pub mod sysbench;
-pub mod tokumx;
+//!
+//! Each module of this folder is one family's loops, with `pub fn build(params)`; build.rs
+//! registers them all (the modules, NAMES and `registered`), so none is listed here.
 
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, Instant};
@@ -47,18 +45,12 @@ pub trait Workload: Send {
     }
 }
 
-/// The families this runner executes (lib/enginebench/families.py must list the same).
-pub const NAMES: [&str; 5] = ["linkbench", "iibench", "sysbench", "tokumx", "flashback"];
+include!(concat!(env!("OUT_DIR"), "/workloads.rs"));
 
 pub fn build(name: &str, params: &Value) -> Result<Box<dyn Workload>> {
-    match name {
-        "linkbench" => Ok(Box::new(linkbench::LinkBench::new(params)?)),
-        "iibench" => Ok(Box::new(iibench::IIBench::new(params)?)),
-        "sysbench" => Ok(Box::new(sysbench::Sysbench::new(params)?)),
-        "tokumx" => Ok(Box::new(tokumx::TokuMX::new(params)?)),
-        "flashback" => Ok(Box::new(flashback::Flashback::new(params)?)),
-        other => Err(Error::other(format!("unknown workload {other:?}; this runner has {}", NAMES.join(", ")))),
-    }
+    registered(name, params).unwrap_or_else(|| {
+        Err(Error::other(format!("unknown workload {name:?}; this runner has {}", NAMES.join(", "))))
+    })
 }
 
 /// Reads a workload's params, naming the workload and key on a mismatch.

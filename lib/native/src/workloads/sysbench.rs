@@ -228,6 +228,11 @@ fn writer(cfg: Arc<Config>, names: Arc<Vec<String>>, index: i64, writers: i64) -
     })
 }
 
+/// The runner's entry to this family (workloads/mod.rs).
+pub fn build(params: &Value) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(Sysbench::new(params)?))
+}
+
 impl Workload for Sysbench {
     fn setup(&mut self, ctx: &mut Ctx) -> Result<()> {
         for name in self.names.iter() {

@@ -150,6 +150,11 @@ fn client(cfg: std::sync::Arc<Config>, clients: usize, index: usize) -> Worker {
     })
 }
 
+/// The runner's entry to this family (workloads/mod.rs).
+pub fn build(params: &Value) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(TokuMX::new(params)?))
+}
+
 impl Workload for TokuMX {
     fn setup(&mut self, ctx: &mut Ctx) -> Result<()> {
         ctx.create_collection(COLLECTION, None)?;

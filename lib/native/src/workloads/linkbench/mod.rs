@@ -634,6 +634,11 @@ impl Pager {
     }
 }
 
+/// The runner's entry to this family (workloads/mod.rs).
+pub fn build(params: &Value) -> Result<Box<dyn Workload>> {
+    Ok(Box::new(LinkBench::new(params)?))
+}
+
 impl Workload for LinkBench {
     fn setup(&mut self, ctx: &mut Ctx) -> Result<()> {
         ops::create_schema(ctx)
