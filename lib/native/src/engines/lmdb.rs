@@ -48,6 +48,8 @@ mod ffi {
         pub ms_overflow_pages: usize,
         pub ms_entries: usize,
     }
+    // Debian's liblmdb-dev; the engine's module says what it links, so build.rs need not.
+    #[link(name = "lmdb")]
     extern "C" {
         pub fn mdb_version(major: *mut c_int, minor: *mut c_int, patch: *mut c_int) -> *const c_char;
         pub fn mdb_strerror(err: c_int) -> *const c_char;

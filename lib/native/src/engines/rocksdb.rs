@@ -38,6 +38,17 @@ mod ffi {
     pub enum rocksdb_pinnableslice_t {}
     pub enum rocksdb_flushoptions_t {}
 
+    // Linked statically, as the MongoRocks builds of the posts were (mongo-rocks-3.0.4-pre-STATIC):
+    // no dynamic-library indirection on its thread-local state. Its own dependencies (Debian's
+    // librocksdb-dev build of 7.8.3) stay shared; build.rs adds only the library folder.
+    #[link(name = "rocksdb", kind = "static")]
+    #[link(name = "gflags")]
+    #[link(name = "snappy")]
+    #[link(name = "z")]
+    #[link(name = "bz2")]
+    #[link(name = "lz4")]
+    #[link(name = "zstd")]
+    #[link(name = "stdc++")]
     extern "C" {
         pub fn rocksdb_options_create() -> *mut rocksdb_options_t;
         pub fn rocksdb_options_destroy(o: *mut rocksdb_options_t);
