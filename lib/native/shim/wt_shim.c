@@ -96,13 +96,22 @@ int eb_wt_cursor_reset(WT_CURSOR *c) { return c->reset(c); }
 
 /* Keys and values of tables with key_format=u / value_format=u are byte strings (WT_ITEM);
  * record tables use key_format=q (a signed 64-bit record id), as mongod's record stores do. */
-void
-eb_wt_set_key_bytes(WT_CURSOR *c, const void *data, size_t size)
+static WT_ITEM
+item_of(const void *data, size_t size)
 {
     WT_ITEM item;
     memset(&item, 0, sizeof(item));
     item.data = data;
     item.size = size;
+    return item;
+}
+
+/* set_key and set_value keep the item's pointer and size, not the item, so a local item is
+ * enough; the bytes it points to must stay valid until the cursor's next call. */
+void
+eb_wt_set_key_bytes(WT_CURSOR *c, const void *data, size_t size)
+{
+    WT_ITEM item = item_of(data, size);
     c->set_key(c, &item);
 }
 
@@ -111,10 +120,7 @@ void eb_wt_set_key_int(WT_CURSOR *c, int64_t key) { c->set_key(c, key); }
 void
 eb_wt_set_value_bytes(WT_CURSOR *c, const void *data, size_t size)
 {
-    WT_ITEM item;
-    memset(&item, 0, sizeof(item));
-    item.data = data;
-    item.size = size;
+    WT_ITEM item = item_of(data, size);
     c->set_value(c, &item);
 }
 

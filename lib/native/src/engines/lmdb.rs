@@ -13,7 +13,7 @@ use std::sync::Mutex;
 
 use serde_json::{json, Value};
 
-use super::{Engine, Options, Session, Table, TableKind, Visit};
+use super::{past_range, Engine, Options, Session, Table, TableKind, Visit};
 use crate::error::{Error, Result};
 
 #[allow(non_camel_case_types)]
@@ -367,13 +367,7 @@ impl Session for LmdbSession {
             };
             while code == 0 {
                 let key = unsafe { bytes(&k) };
-                if !reverse {
-                    if let Some(h) = high {
-                        if key >= h {
-                            return Ok(());
-                        }
-                    }
-                } else if key < low {
+                if past_range(key, low, high, reverse) {
                     return Ok(());
                 }
                 if !visit(key, unsafe { bytes(&v) }) {

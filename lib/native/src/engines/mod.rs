@@ -77,6 +77,16 @@ pub trait Session {
     fn scan(&mut self, table: Table, low: &[u8], high: Option<&[u8]>, reverse: bool, visit: Visit) -> Result<()>;
 }
 
+/// Whether a scan of [low, high) has left its range at `key`: ascending scans end at `high`,
+/// descending ones below `low` (the engines' cursors position at the start; this ends them).
+pub fn past_range(key: &[u8], low: &[u8], high: Option<&[u8]>, reverse: bool) -> bool {
+    if reverse {
+        key < low
+    } else {
+        high.is_some_and(|h| key >= h)
+    }
+}
+
 /// Open an engine by its params name with the system's engine options (already validated by
 /// the params schema; an unknown key here is an error, not a default).
 pub fn open(engine: &str, dir: &std::path::Path, options: &serde_json::Map<String, Value>) -> Result<Arc<dyn Engine>> {

@@ -11,7 +11,7 @@ use std::sync::{Mutex, OnceLock};
 use libloading::Library;
 use serde_json::{json, Value};
 
-use super::{Engine, Options, Session, Table, TableKind, Visit};
+use super::{past_range, Engine, Options, Session, Table, TableKind, Visit};
 use crate::error::{Error, Result};
 use crate::store::mongod_layout;
 
@@ -610,13 +610,7 @@ impl WtSessionHandle {
         };
         while positioned {
             let key = self.key(cursor, table, &mut scratch)?;
-            if !reverse {
-                if let Some(h) = high {
-                    if key >= h {
-                        return Ok(());
-                    }
-                }
-            } else if key < low {
+            if past_range(key, low, high, reverse) {
                 return Ok(());
             }
             let value = self.value(cursor)?;
