@@ -125,15 +125,20 @@ def test_every_setup_row_has_its_source_and_every_experiment_its_facts():
 
 
 def test_a_memory_matrix_with_each_engines_own_memory_is_matched_tier_by_tier():
-    # sysbench's default: limits are 32/64/96 MB plus each engine's own memory (150 or 50 MB), so
-    # six limits stand for the post's three sizes: each engine's smallest is the post's smallest.
+    # sysbench's default: limits are 32/64/96 MB plus each engine's own memory (150 or 50 MB).
+    # The scale table compares the 32/64/96 MB with the post's sizes, names the limit beside
+    # them, and ranks each engine's tiers among its own.
     from types import SimpleNamespace
-    from enginebench.report.scale import _peers, _ratio
-    run = SimpleNamespace(systems=[{"label": f"{e}.{tier}", "engine": engine} for e, engine in
-                                   (("wt", "wiredtiger"), ("rx", "rocksdb")) for tier in (1, 2, 3)])
-    groups = [(mb * MB, [f"{e}.{tier}"]) for e, own in (("wt", 150), ("rx", 50))
-              for tier, mb in ((1, 32 + own), (2, 64 + own), (3, 96 + own))]
+    from enginebench.report.scale import _grouped, _peers, _ratio, show
+    run = SimpleNamespace(manifest={"resources": {}}, systems=[
+        {"label": f"{e}.{tier}", "engine": engine, "resources": {"memory_limit_mb": mb + own, "memory_own_mb": own}}
+        for e, engine, own in (("wt", "wiredtiger", 150), ("rx", "rocksdb", 50))
+        for tier, mb in ((1, 32), (2, 64), (3, 96))])
+    groups = _grouped(run, "memory")
+    shown = {labels[0]: show("memory", ours) for ours, labels in groups}
+    assert shown["wt.1"] == "32 MB (a 182 MB limit less 150 MB of the process's own memory)"
+    assert shown["rx.3"] == "96 MB (a 146 MB limit less 50 MB of the process's own memory)"
     post = [16 << 30, 32 << 30, 48 << 30]
-    ratios = {labels[0]: _ratio(ours, post, _peers(run, groups, labels)) for ours, labels in groups}
-    assert ratios["wt.1"] == pytest.approx(182 * MB / (16 << 30)) and ratios["rx.1"] == pytest.approx(82 * MB / (16 << 30))
-    assert ratios["wt.3"] == pytest.approx(246 * MB / (48 << 30)) and ratios["rx.3"] == pytest.approx(146 * MB / (48 << 30))
+    ratios = {label: _ratio(ours, post, _peers(run, groups, labels)) for ours, labels in groups for label in labels}
+    assert ratios["wt.1"] == pytest.approx(32 * MB / (16 << 30)) == ratios["rx.1"]
+    assert ratios["wt.3"] == pytest.approx(96 * MB / (48 << 30)) == ratios["rx.3"]

@@ -87,8 +87,15 @@ def _measured_phase(run: RunData) -> str:
 
 
 def _memory(run: RunData, system: dict):
-    recorded = (system.get("resources") or {}).get("memory_limit_mb")
-    limit = recorded or system.get("memory_limit_mb") or (run.manifest.get("resources") or {}).get("memory_limit_mb")
+    """The memory the post's figure stands for: the limit, less the process's own memory that the
+    limit added (memory_own_mb), since the post's server's own was a small share of its limit."""
+    recorded = system.get("resources") or {}
+    limit = (recorded.get("memory_limit_mb") or system.get("memory_limit_mb")
+             or (run.manifest.get("resources") or {}).get("memory_limit_mb"))
+    own = recorded.get("memory_own_mb") or 0
+    if limit and own:
+        return Described((limit - own) * MIB, f"{_size((limit - own) * MIB)} (a {limit} MB limit less {own} MB "
+                                              "of the process's own memory)")
     if limit:
         return limit * MIB
     host = (run.manifest.get("host") or {}).get("memory_bytes")
@@ -148,13 +155,14 @@ OURS = {"memory": _memory, "cache": lambda run, s: _cache(s), "database": _datab
 
 
 def _grouped(run: RunData, fact: str) -> list[tuple[object, list[str]]]:
-    """This run's value of a fact per system, systems with the same value in one group."""
-    groups: dict[object, list[str]] = {}
+    """This run's value of a fact per system, systems with the same value (and words) in one group."""
+    groups: dict[tuple, tuple[object, list[str]]] = {}
     for system in run.systems:
         if system.get("status") == "not run":
             continue
-        groups.setdefault(OURS[fact](run, system), []).append(system["label"])
-    return list(groups.items())
+        value = OURS[fact](run, system)
+        groups.setdefault((value, show(fact, value)), (value, []))[1].append(system["label"])
+    return list(groups.values())
 
 
 def _peers(run: RunData, groups: list[tuple[object, list[str]]], labels: list[str]) -> list[float]:
