@@ -9,6 +9,7 @@ SCALE ?= default
 TARGET ?= auto
 RUN ?=
 REPEAT ?= 1
+SYSTEMS ?=
 
 # An active conda environment made from environment.yml is used as it is; otherwise .venv.
 ifdef CONDA_PREFIX
@@ -64,7 +65,7 @@ $(STANDIN_JAR): $(STANDIN_INPUTS)
 
 experiment: native
 	@if [ -z "$(EXP)" ]; then echo "make experiment: EXP= is required; one of: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')" >&2; exit 2; fi
-	$(PY) -m enginebench experiment "$(EXP)" --scale "$(SCALE)" --target "$(TARGET)" --repeat "$(REPEAT)" $(if $(RUN),--run-dir "$(RUN)")
+	$(PY) -m enginebench experiment "$(EXP)" --scale "$(SCALE)" --target "$(TARGET)" --repeat "$(REPEAT)" $(if $(RUN),--run-dir "$(RUN)") $(if $(SYSTEMS),--systems "$(SYSTEMS)")
 
 # lib/tests includes one experiment of each family on the stand-in through TARGET=uri.
 test: native $(LEGACY_STAMP) $(STANDIN_JAR)

@@ -11,6 +11,13 @@ from .summary import run_summary
 ABORTED = 130  # as a shell reports a run stopped by Ctrl-C
 
 
+SYSTEMS_HELP = "run only these systems (labels, comma-separated); the report says which did not run"
+
+
+def _labels(text: str) -> list[str] | None:
+    return [label.strip() for label in text.split(",") if label.strip()] or None
+
+
 def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="enginebench", description=__doc__)
     sub = top.add_subparsers(dest="command", required=True)
@@ -21,12 +28,14 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("exp")
     r.add_argument("--scale", default="default", choices=SCALES)
     r.add_argument("--target", default="auto")
+    r.add_argument("--systems", type=_labels, default=None, help=SYSTEMS_HELP)
     e = sub.add_parser("experiment", help="run an experiment and render its report into the run's folder")
     e.add_argument("exp")
     e.add_argument("--scale", default="default", choices=SCALES)
     e.add_argument("--target", default="auto")
     e.add_argument("--run-dir", default="", help="report this results folder instead of running")
     e.add_argument("--repeat", type=int, default=1, help="run n times; the report shows the spread")
+    e.add_argument("--systems", type=_labels, default=None, help=SYSTEMS_HELP)
     sub.add_parser("experiments", help="list the experiments")
     sub.add_parser("help", help="the commands, variables and experiments with their questions and times")
     sub.add_parser("reports", help="write reports/index.html over all runs")
@@ -47,14 +56,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _experiment(args) -> int:
-    from .driver import RunAborted
+    from .driver import RunAborted, select_systems
     from .experiment import run_experiment
     from .targets import TARGETS
     if args.target not in TARGETS:
         raise ValueError(f"unknown target {args.target!r}; allowed: {', '.join(TARGETS)}")
-    load_params(args.exp, args.scale)  # fail fast, before anything starts
+    select_systems(load_params(args.exp, args.scale), args.systems)  # fail fast, before anything starts
     try:
-        report = run_experiment(args.exp, args.scale, args.target, args.run_dir, args.repeat)
+        report = run_experiment(args.exp, args.scale, args.target, args.run_dir, args.repeat, args.systems)
     except RunAborted as exc:
         print(f"enginebench: aborted: {exc}", file=sys.stderr)
         return ABORTED
@@ -70,7 +79,7 @@ def _experiment(args) -> int:
 def _run(args) -> int:
     from .driver import RunAborted, run
     try:
-        path = run(args.exp, args.scale, args.target)
+        path = run(args.exp, args.scale, args.target, systems=args.systems)
     except RunAborted as exc:
         print(f"enginebench: aborted: {exc}", file=sys.stderr)
         return ABORTED

@@ -112,16 +112,21 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
     return result
 
 
-def run(exp: str, scale: str = "default", target: str = "auto", repeat: dict | None = None) -> Path:
+def run(exp: str, scale: str = "default", target: str = "auto", repeat: dict | None = None,
+        systems: list[str] | None = None) -> Path:
     """Run an experiment; returns its results folder (status in its manifest.json). `repeat`
-    ({group, index, of}) marks the run as one of a REPEAT=n group (report/repeats.py)."""
-    prepared = _prepare(exp, scale, target)
+    ({group, index, of}) marks the run as one of a REPEAT=n group (report/repeats.py); `systems`
+    (SYSTEMS=) runs only those of the params' systems."""
+    prepared = _prepare(exp, scale, target, systems)
     params = prepared.params
     folder = RunFolder.create(params, prepared.resolved, prepared.resolved["banner"] + prepared.banner,
                               prepared.describe, RUNNER_ENV)
     scratch = scratch_folders.Scratch(params["experiment"], folder.run_id).create()
+    if prepared.selection:
+        folder.manifest["selection"] = prepared.selection
     if repeat:
         folder.manifest["repeat"] = repeat
+    if prepared.selection or repeat:
         folder.write_manifest()
     stop_flag = threading.Event()
     previous = None
@@ -161,12 +166,30 @@ class Prepared:
     banner: list[str]
     describe: dict          # the experiment's resource plan, for the manifest
     data: object            # each system's expected data size (resources/space.py); None on uri
+    selection: dict | None = None  # SYSTEMS=: {"ran": [...], "not_run": [...]}
 
 
-def _prepare(exp: str, scale: str, target: str) -> Prepared:
+def select_systems(params: dict, labels: list[str] | None) -> dict | None:
+    """Keep only the systems named (SYSTEMS=, in the params' order); None when all run. An
+    unknown label is an error naming the params file and the labels it has, before anything starts."""
+    if not labels:
+        return None
+    known = [s["label"] for s in params["systems"]]
+    unknown = [label for label in labels if label not in known]
+    if unknown:
+        raise ValueError(f"{params['params_file']}: SYSTEMS={','.join(labels)}: no system labelled "
+                         f"{', '.join(unknown)} at scale {params['scale']}; allowed: {', '.join(known)}")
+    if set(labels) == set(known):
+        return None
+    params["systems"] = [s for s in params["systems"] if s["label"] in labels]
+    return {"ran": [s["label"] for s in params["systems"]], "not_run": [label for label in known if label not in labels]}
+
+
+def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None) -> Prepared:
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; allowed: {', '.join(TARGETS)}")
     params = load_params(exp, scale)
+    selection = select_systems(params, systems)
     _clear_dead_runs()
     resolved = resolve_target(target, params)
     systems = params["systems"]
@@ -181,10 +204,14 @@ def _prepare(exp: str, scale: str, target: str) -> Prepared:
     system_plans = {s["label"]: plan_resources(params, s) for s in params["systems"]}
     banner = list(dict.fromkeys(plan.banner() + [line for p in system_plans.values() for line in p.banner()]))
     banner += departures(params, resolved["kind"])  # where this run is not the post's setting
+    if selection and selection["not_run"]:
+        banner.append(f"Only the systems selected with SYSTEMS= ran ({', '.join(selection['ran'])}); not run: "
+                      f"{', '.join(selection['not_run'])}. Claims that need a system that did not run are not "
+                      "evaluated.")
     # How big each system's data gets (resources/space.py), where it is kept on this machine.
     data = None if resolved["kind"] == "uri" else space.data_estimate(
         build_workload(params["workload"]["name"], params["workload"]), load_threads(params))
-    return Prepared(params, resolved, systems, system_plans, banner, plan.describe(), data)
+    return Prepared(params, resolved, systems, system_plans, banner, plan.describe(), data, selection)
 
 
 def _run_in_order(folder: RunFolder, prepared: Prepared, stop_flag: threading.Event, scratch) -> str:

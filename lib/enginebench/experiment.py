@@ -79,7 +79,7 @@ class Report(NamedTuple):
     run_dir: Path   # the results folder it was made from
 
 
-def run_repeated(exp: str, scale: str, target: str, times: int) -> Path:
+def run_repeated(exp: str, scale: str, target: str, times: int, systems: list[str] | None = None) -> Path:
     """REPEAT=n: n runs, each its own results folder, sharing a group id; returns the last.
     An interrupt stops the series (RunAborted propagates); a failed run does not, and the
     report's spread leaves it out."""
@@ -89,12 +89,12 @@ def run_repeated(exp: str, scale: str, target: str, times: int) -> Path:
     last = None
     for index in range(1, times + 1):
         print(f"enginebench: {exp} run {index} of {times} (group {group})", file=sys.stderr, flush=True)
-        last = run(exp, scale, target, repeat={"group": group, "index": index, "of": times})
+        last = run(exp, scale, target, repeat={"group": group, "index": index, "of": times}, systems=systems)
     return last
 
 
 def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_dir: str = "",
-                   repeat: int = 1) -> Report:
+                   repeat: int = 1, systems: list[str] | None = None) -> Report:
     """Run the experiment in this process (so Ctrl-C and SIGTERM reach the driver, which stops the
     runner cleanly and marks the run aborted), then render its notebook against the results.
     With repeat > 1 it runs n times and the report is made from the last run and its group."""
@@ -102,6 +102,8 @@ def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_d
         raise ValueError(f"REPEAT={repeat}: must be a whole number, 1 or more")
     if repeat > 1 and run_dir:
         raise ValueError("REPEAT and RUN cannot be combined: RUN re-renders one existing run")
+    if systems and run_dir:
+        raise ValueError("SYSTEMS and RUN cannot be combined: RUN re-renders one existing run")
     import papermill
     params = load_params(exp, scale)
     notebook = notebook_path(params["notebook"])
@@ -115,10 +117,10 @@ def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_d
             raise ValueError(f"RUN={run_dir}: not a results folder (no manifest.json in {resolved})")
         run_dir = str(resolved)
     elif repeat > 1:
-        run_dir = str(run_repeated(exp, scale, target, repeat))
+        run_dir = str(run_repeated(exp, scale, target, repeat, systems))
     else:
         from .driver import run
-        run_dir = str(run(exp, scale, target))
+        run_dir = str(run(exp, scale, target, systems=systems))
     parameters = {"exp": exp, "scale": scale, "target": target, "run_dir": run_dir}
     # The report is the run's own, kept in its folder: a later run never replaces it.
     executed, html_path = Path(run_dir) / "report.ipynb", Path(run_dir) / "report.html"

@@ -15,8 +15,9 @@ from .runner.plan import plan_steps
 DEFAULT_SCALE = "default"  # the Makefile's SCALE ?= and the command line's --scale default
 
 USAGE = f"""\
-make experiment EXP=<name> [SCALE={'|'.join(SCALES)}] [TARGET=auto|embedded|mongod|uri] [REPEAT=n] [RUN=<folder>]
+make experiment EXP=<name> [SCALE={'|'.join(SCALES)}] [TARGET=auto|embedded|mongod|uri] [REPEAT=n] [RUN=<folder>] [SYSTEMS=<labels>]
     SCALE defaults to {DEFAULT_SCALE}; smoke takes seconds, default minutes on 2 cores, paper the post's own sizes.
+    SYSTEMS=wt.op1,rx.op1 runs only those systems; the report names the ones that did not run.
     RUN=data/results/<exp>/<run> re-renders that run's report and runs nothing.
 make reports                  reports/index.html: the latest complete run of each experiment and scale
 make compare A=<run> B=<run>  what changed between two runs: headline ratios against noise, host speed, verdicts

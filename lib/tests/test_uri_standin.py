@@ -4,7 +4,9 @@ stopped afterwards with nothing left behind.
 
 One experiment of each family runs at smoke scale through `enginebench experiment` (the run, the
 notebook, the HTML report), with whichever client our own rules pick for the stand-in's wire
-version (mongod/legacy.py). ENGINEBENCH_URI_EXPERIMENTS=all (`make test-uri`) runs all ten. The
+version (mongod/legacy.py). Every system of a run is the same stand-in, so each runs its first two
+systems (SYSTEMS=): one after another, the first's database dropped before the second (and
+flashback's second replays what the first recorded). ENGINEBENCH_URI_EXPERIMENTS=all (`make test-uri`) runs all ten. The
 report must name the stand-in and what it lacks (transactions, profiler, oplog, serverStatus
 sections, hints, capped collections) as named gaps: never a crash, never a silently missing number.
 """
@@ -48,14 +50,18 @@ def _databases(uri: str) -> list[str]:
 def test_experiment_on_the_standin(server, exp, tmp_path):
     env = {**os.environ, "ENGINEBENCH_URI": server, "ENGINEBENCH_RESULTS": str(tmp_path / "results"),
            "ENGINEBENCH_DATA": str(tmp_path / "data"), "ENGINEBENCH_REPORTS": str(tmp_path / "reports")}
+    from enginebench.params import load_params
+    labels = [s["label"] for s in load_params(exp, "smoke")["systems"]]
     done = subprocess.run([sys.executable, "-m", "enginebench", "experiment", exp, "--scale", "smoke", "--target",
-                           "uri"], env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
+                           "uri", "--systems", ",".join(labels[:2])], env=env, capture_output=True, text=True,
+                          timeout=RUN_TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-3000:]
     run_dir = next((tmp_path / "results" / exp).iterdir())
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["target"]["kind"] == "uri" and manifest["status"] == "complete", manifest.get("systems")
 
     from enginebench.mongod.legacy import modern_min_wire
+    assert list(manifest["systems"]) == labels[:2] and manifest["selection"]["not_run"] == labels[2:]
     for label, system in manifest["systems"].items():
         assert system["status"] == "complete", (label, system["error"])
         config = system["engine_config"]
@@ -71,6 +77,7 @@ def test_experiment_on_the_standin(server, exp, tmp_path):
             assert any(g.startswith("unacknowledged writes") for g in config["gaps"]), config["gaps"]
     page = (tmp_path / "reports" / f"{exp}.html").read_text()
     assert "Named gaps" in page and "mongo-java-server" in page
+    assert f"not run: {', '.join(labels[2:])}" in page
     for name in GAPS:
         assert name in page, name
     assert not [d for d in _databases(server) if d.startswith("enginebench_")], "each system's database is dropped"

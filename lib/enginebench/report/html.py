@@ -212,7 +212,9 @@ def provenance(run: RunData) -> str:
     rows = [
         ("run folder", str(run.path)), ("status", m.get("status")),
         ("started / finished (UTC)", f"{m.get('started_at')} / {m.get('finished_at')}"),
-        ("params", f"{m['params'].get('params_file')} (scale {m['scale']})"),
+        ("params", f"{m['params'].get('params_file')} (scale {m['scale']})"
+                   + (f"; SYSTEMS={','.join(m['selection']['ran'])}, not run: {', '.join(m['selection']['not_run'])}"
+                      if m.get("selection") else "")),
         ("code", f"git {git.get('sha') or 'unknown'}{' (uncommitted changes)' if git.get('dirty') else ''}"),
         ("host", f"{host.get('hostname')}: {host.get('cpu_model')}, {host.get('logical_cpus')} logical CPUs, "
                  f"{(host.get('memory_bytes') or 0) / 2**30:.1f} GiB RAM, Linux {host.get('kernel')}"),

@@ -1,0 +1,54 @@
+"""SYSTEMS=: a run of some of an experiment's systems says which did not run, refuses an unknown
+label before anything starts, and never stands in for a run of every system in the index."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from enginebench.driver import select_systems
+from enginebench.params import load_params
+from enginebench.report.runs import newest_complete
+
+
+def test_a_selection_keeps_the_params_order_and_names_the_rest():
+    params = load_params("linkbench_cached", "smoke")
+    selection = select_systems(params, ["lmdb.op1", "wt.op1"])
+    assert [s["label"] for s in params["systems"]] == ["wt.op1", "lmdb.op1"]
+    assert selection == {"ran": ["wt.op1", "lmdb.op1"], "not_run": ["rx.op1", "wtlsm.op1"]}
+
+
+def test_selecting_every_system_or_none_is_no_selection():
+    params = load_params("linkbench_cached", "smoke")
+    assert select_systems(params, None) is None
+    assert select_systems(params, ["rx.op1", "wt.op1", "wtlsm.op1", "lmdb.op1"]) is None
+    assert len(params["systems"]) == 4
+
+
+def test_an_unknown_label_names_the_file_and_the_labels_it_has():
+    with pytest.raises(ValueError, match=r"linkbench_cached.yaml: SYSTEMS=wt.op1,wt: no system labelled wt at "
+                                         r"scale smoke; allowed: wt.op1, rx.op1, wtlsm.op1, lmdb.op1"):
+        select_systems(load_params("linkbench_cached", "smoke"), ["wt.op1", "wt"])
+
+
+def test_the_command_line_refuses_it_before_anything_starts(isolated_run):
+    done = subprocess.run([sys.executable, "-m", "enginebench", "experiment", "iibench_500m", "--scale", "smoke",
+                           "--systems", "nope"], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2 and "no system labelled nope" in done.stderr and "allowed: rx, wt" in done.stderr
+    assert not (isolated_run / "results").exists()
+
+
+def _run(base, name, status, not_run=()):
+    folder = base / name
+    folder.mkdir(parents=True)
+    manifest = {"status": status, **({"selection": {"ran": ["wt"], "not_run": list(not_run)}} if not_run else {})}
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+    return folder
+
+
+def test_the_index_prefers_a_run_of_every_system(tmp_path):
+    whole = _run(tmp_path, "20261101-000000-vm", "complete")
+    newer_part = _run(tmp_path, "20261102-000000-vm", "complete", not_run=["rx"])
+    _run(tmp_path, "20261103-000000-vm", "failed")
+    assert newest_complete(sorted(tmp_path.iterdir())) == whole
+    assert newest_complete([newer_part]) == newer_part
