@@ -131,7 +131,8 @@ def test_a_memory_matrix_with_each_engines_own_memory_is_matched_tier_by_tier():
     from types import SimpleNamespace
     from enginebench.report.scale import _grouped, _peers, _ratio, show
     run = SimpleNamespace(manifest={"resources": {}}, systems=[
-        {"label": f"{e}.{tier}", "engine": engine, "resources": {"memory_limit_mb": mb + own, "memory_own_mb": own}}
+        {"label": f"{e}.{tier}", "engine": engine, "memory_limit_mb": mb, "memory_own_mb": own,
+         "resources": {"memory_limit_mb": mb + own}}
         for e, engine, own in (("wt", "wiredtiger", 150), ("rx", "rocksdb", 50))
         for tier, mb in ((1, 32), (2, 64), (3, 96))])
     groups = _grouped(run, "memory")

@@ -92,7 +92,7 @@ def _memory(run: RunData, system: dict):
     recorded = system.get("resources") or {}
     limit = (recorded.get("memory_limit_mb") or system.get("memory_limit_mb")
              or (run.manifest.get("resources") or {}).get("memory_limit_mb"))
-    own = recorded.get("memory_own_mb") or 0
+    own = system.get("memory_own_mb") or 0  # the system's params, as the run had them
     if limit and own:
         return Described((limit - own) * MIB, f"{_size((limit - own) * MIB)} (a {limit} MB limit less {own} MB "
                                               "of the process's own memory)")
