@@ -182,7 +182,8 @@ def select_systems(params: dict, labels: list[str] | None) -> dict | None:
     if set(labels) == set(known):
         return None
     params["systems"] = [s for s in params["systems"] if s["label"] in labels]
-    return {"ran": [s["label"] for s in params["systems"]], "not_run": [label for label in known if label not in labels]}
+    return {"ran": [s["label"] for s in params["systems"]],
+            "not_run": [label for label in known if label not in labels]}
 
 
 def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None) -> Prepared:
