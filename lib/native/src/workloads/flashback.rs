@@ -23,7 +23,7 @@ use hdrhistogram::Histogram;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
-use super::{params, MeasureStep, Workload};
+use super::{params, wait_until, MeasureStep, Workload};
 use crate::calls::{docs_of, filter_of, index_name, list_of, range_of, update_of};
 use crate::error::{Error, Result};
 use crate::events::{emit, now};
@@ -266,15 +266,8 @@ fn replayer(cfg: Arc<Config>, stream: Arc<Mutex<Stream>>, stats: Arc<Mutex<Stats
                     continue;
                 }
                 if let Some(due) = due {
-                    loop {
-                        let at = Instant::now();
-                        if at >= due {
-                            break;
-                        }
-                        if env.stopped() {
-                            return Ok(());
-                        }
-                        std::thread::sleep((due - at).min(Duration::from_millis(50)));
+                    if !wait_until(env, due) {
+                        return Ok(());
                     }
                     let late = Instant::now().saturating_duration_since(due).as_micros() as u64;
                     let _ = mine.lag.as_mut().unwrap().record(late.max(1));

@@ -95,19 +95,24 @@ pub fn request_loop(env: &mut Env, rate_per_worker: Option<f64>, offset: f64,
     };
     let gap = Duration::from_secs_f64(1.0 / rate);
     let mut due = Instant::now() + gap.mul_f64(offset);
-    while !env.stopped() {
-        loop {
-            let now = Instant::now();
-            if now >= due {
-                break;
-            }
-            if env.stopped() {
-                return Ok(());
-            }
-            std::thread::sleep((due - now).min(Duration::from_millis(50)));
-        }
+    while wait_until(env, due) {
         request(env, Some(due))?;
         due += gap;
     }
     Ok(())
+}
+
+/// Sleeps until `due` (in steps of at most 50 ms, so a stop is seen quickly); false when the
+/// phase stopped first.
+pub fn wait_until(env: &Env, due: Instant) -> bool {
+    loop {
+        if env.stopped() {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= due {
+            return true;
+        }
+        std::thread::sleep((due - now).min(Duration::from_millis(50)));
+    }
 }
