@@ -16,6 +16,7 @@ mod recorder;
 mod run;
 mod serve;
 mod store;
+mod target;
 mod trace;
 mod workloads;
 

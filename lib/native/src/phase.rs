@@ -17,7 +17,8 @@ use serde_json::{json, Map, Value};
 use crate::error::{Error, Kind, Result};
 use crate::events::{emit, now};
 use crate::recorder::{Clock, Outcome, Recorder, Share, CPU_SAMPLE_EVERY};
-use crate::store::{Ctx, RecordStore};
+use crate::calls::Store;
+use crate::target::Target;
 
 /// Let ops finishing on a boundary land before the interval is closed.
 const GRACE: Duration = Duration::from_millis(20);
@@ -35,7 +36,7 @@ pub fn hang_at(phase: &str) {
 
 /// What a worker sees: its store session, its recorder, and the phase's stop flag.
 pub struct Env<'a> {
-    pub ctx: &'a mut Ctx,
+    pub ctx: &'a mut dyn Store,
     pub rec: &'a Recorder,
     pub stop: &'a AtomicBool,
     errors: u64,
@@ -50,7 +51,7 @@ impl Env<'_> {
     /// Runs one operation timed; `f` returns the documents it wrote or returned. A failed
     /// operation is counted and the worker goes on, unless it was fatal (the engine cannot go
     /// on) or the phase's error budget is spent.
-    pub fn op(&mut self, name: &'static str, intended: Option<Instant>, f: impl FnOnce(&mut Ctx) -> Result<u64>) -> Result<Option<u64>> {
+    pub fn op(&mut self, name: &'static str, intended: Option<Instant>, f: impl FnOnce(&mut dyn Store) -> Result<u64>) -> Result<Option<u64>> {
         let ctx = &mut *self.ctx;
         let mut failure = None;
         let outcome = self.rec.call(name, intended, || match f(ctx) {
@@ -165,11 +166,7 @@ fn encode_share(share: &Share) -> Value {
     Value::Object(ops)
 }
 
-fn engine_stats(store: &RecordStore) -> Value {
-    Value::Object(store.stats().into_iter().map(|(k, v)| (k, json!(v))).collect())
-}
-
-pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, store: &Arc<RecordStore>) -> PhaseResult {
+pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target>) -> PhaseResult {
     let start = Instant::now();
     let clock = Clock { start, start_wall: now(), length_s: spec.interval_s };
     let last_index = spec.duration_s.map(|d| ((d / spec.interval_s).round() as i64 - 1).max(0));
@@ -190,12 +187,12 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, store: &Arc<RecordStore
 
     let mut threads = Vec::new();
     for (i, (work, rec)) in workers.into_iter().zip(recorders.iter().cloned()).enumerate() {
-        let (my_stop, my_failures, my_store) = (stop.clone(), failures.clone(), store.clone());
+        let (my_stop, my_failures, my_target) = (stop.clone(), failures.clone(), target.clone());
         let max_errors = spec.max_errors;
         let handle = std::thread::Builder::new().name(format!("{}-{i}", spec.name)).spawn(move || {
             rec.start_thread();
-            let result = my_store.session().and_then(|mut ctx| {
-                let mut env = Env { ctx: &mut ctx, rec: &rec, stop: &my_stop, errors: 0, max_errors };
+            let result = my_target.session().and_then(|mut ctx| {
+                let mut env = Env { ctx: ctx.as_mut(), rec: &rec, stop: &my_stop, errors: 0, max_errors };
                 work(&mut env)
             });
             rec.finish_thread();
@@ -218,7 +215,7 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, store: &Arc<RecordStore
     // Closes intervals next_k..=upto. The final close takes every share left (`take_all`),
     // counting ops that completed after the phase's end in its last interval.
     let close = |upto: i64, take_all: bool, final_end: Option<f64>, next_k: &mut i64, total_ops: &mut u64| {
-        let stats = engine_stats(store);
+        let stats = target.stats();
         let mut merged: std::collections::BTreeMap<i64, Share> = Default::default();
         let clamp = if take_all { Some(upto) } else { None };
         for rec in &recorders {

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::error::{Error, Result};
 use crate::events::{emit, now};
 use crate::phase::{run_phase, PhaseResult, PhaseSpec, ABORT};
-use crate::store::RecordStore;
+use crate::target::Target;
 use crate::workloads::{MeasureStep, Workload};
 
 #[derive(Deserialize, Debug, Clone)]
@@ -44,11 +44,15 @@ pub enum Step {
     Check,
 }
 
+/// What a cold start does on a target: closes it, makes sure nothing of its data stays in
+/// memory (`method`: fadvise or drop_caches) and opens it again; returns what was done and the
+/// reopened target.
+pub type ColdStart<'a> = &'a dyn Fn(&Arc<dyn Target>, &str) -> Result<(Value, Arc<dyn Target>)>;
+
 pub struct Plan<'a> {
     pub steps: Vec<Step>,
-    pub data_dir: &'a Path,
     pub max_errors: u64,
-    pub reopen: &'a dyn Fn() -> Result<Arc<RecordStore>>,
+    pub cold_start: ColdStart<'a>,
 }
 
 fn phase_outcome(result: &PhaseResult) -> Option<String> {
@@ -57,10 +61,10 @@ fn phase_outcome(result: &PhaseResult) -> Option<String> {
 
 /// Runs the plan; returns the run's status (complete, aborted, failed) and the error that
 /// ended it, if any.
-pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<RecordStore>) -> Result<(String, Option<Error>)> {
+pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Target>) -> Result<(String, Option<Error>)> {
     {
-        let mut ctx = store.session()?;
-        workload.setup(&mut ctx)?;
+        let mut ctx = store.clone().session()?;
+        workload.setup(ctx.as_mut())?;
     }
     let mut throughput: HashMap<String, f64> = HashMap::new();
     for step in &plan.steps {
@@ -77,8 +81,8 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<RecordS
                 }
             }
             Step::Verify => {
-                let mut ctx = store.session()?;
-                let (expected, found) = workload.verify(&mut ctx)?;
+                let mut ctx = store.clone().session()?;
+                let (expected, found) = workload.verify(ctx.as_mut())?;
                 emit("load_verified", json!({"expected": expected, "found": found, "ok": expected == found}));
             }
             Step::Quiesce { seconds } => {
@@ -88,9 +92,9 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<RecordS
                 emit("quiesce", json!({"seconds": started.elapsed().as_secs_f64(), "checkpoint": true}));
             }
             Step::ColdStart { method } => {
-                store.close()?;
-                emit("cold_start", evict(plan.data_dir, method)?);
-                *store = (plan.reopen)()?;
+                let (done, reopened) = (plan.cold_start)(store, method)?;
+                emit("cold_start", done);
+                *store = reopened;
             }
             Step::Measure { name, threads, interval_s, duration_s, rate_per_s } => {
                 let step = MeasureStep { name: name.clone(), threads: *threads, rate_per_s: *rate_per_s };
@@ -124,10 +128,10 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<RecordS
             }
             Step::Check => {
                 let started = Instant::now();
-                let mut ctx = store.session()?;
-                let mut result = workload.check(&mut ctx)?;
+                let mut ctx = store.clone().session()?;
+                let mut result = workload.check(ctx.as_mut())?;
                 result["seconds"] = json!(started.elapsed().as_secs_f64());
-                result["atomic"] = json!(true);
+                result["atomic"] = json!(ctx.atomic());
                 emit("consistency", result);
             }
         }

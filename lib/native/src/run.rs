@@ -19,6 +19,7 @@ use crate::events::{emit, now};
 use crate::phase::ABORT;
 use crate::plan::{self, Plan, Step};
 use crate::store::{Locking, RecordStore, StoreOptions};
+use crate::target::Target;
 use crate::workloads;
 
 #[derive(Deserialize)]
@@ -152,13 +153,19 @@ fn run(spec_path: &Path) -> Result<(String, Option<Error>)> {
     }
     let dir = Path::new(&spec.data_dir);
     let (engine, options) = (spec.system.engine.clone(), spec.system.options.clone());
-    let mut store = open_store(&engine, dir, &options)?;
-    let info = store.info();
-    emit("store_info", json!({"engine": store.engine.name(), "version": store.engine.version(), "config": info,
+    let opened = open_store(&engine, dir, &options)?;
+    emit("store_info", json!({"engine": opened.engine.name(), "version": opened.engine.version(), "config": opened.info(),
                               "atomic": true, "label": spec.system.label}));
+    let mut store: Arc<dyn Target> = opened;
     let mut workload = workloads::build(&spec.workload.name, &spec.workload.params)?;
-    let reopen = || open_store(&engine, dir, &options);
-    let plan = Plan { steps: spec.plan.clone(), data_dir: dir, max_errors: spec.max_errors, reopen: &reopen };
+    // Cold start on the embedded target: close the engine (writing back its dirty pages),
+    // evict its files, open it again.
+    let cold_start = |current: &Arc<dyn Target>, method: &str| -> Result<(Value, Arc<dyn Target>)> {
+        current.close()?;
+        let done = plan::evict(dir, method)?;
+        Ok((done, open_store(&engine, dir, &options)?))
+    };
+    let plan = Plan { steps: spec.plan.clone(), max_errors: spec.max_errors, cold_start: &cold_start };
     let outcome = plan::execute(&plan, workload.as_mut(), &mut store);
     let fatal = matches!(&outcome, Ok((_, Some(e))) if e.kind == Kind::Fatal) || matches!(&outcome, Err(e) if e.kind == Kind::Fatal);
     if !fatal {
@@ -174,7 +181,7 @@ fn run(spec_path: &Path) -> Result<(String, Option<Error>)> {
 
 /// Closes the store on a thread of its own and waits at most `limit`: an engine that failed
 /// (a disk that filled without a fatal error code, say) may never finish closing.
-fn close_within(store: &Arc<RecordStore>, limit: std::time::Duration) -> Result<()> {
+fn close_within(store: &Arc<dyn Target>, limit: std::time::Duration) -> Result<()> {
     let (done, wait) = std::sync::mpsc::channel();
     let closing = store.clone();
     std::thread::spawn(move || {

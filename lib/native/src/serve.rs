@@ -15,9 +15,10 @@ use std::sync::{Arc, Mutex};
 use bson::Bson;
 use serde_json::{json, Value};
 
-use crate::calls::{docs_of, filter_of, index_name, list_of, range_of, raw_json, update_of};
+use crate::calls::json::{docs_of, filter_of, index_name, list_of, range_of, raw_json, update_of};
 use crate::error::{Error, Result};
-use crate::store::{Ctx, IndexSpec, RecordStore};
+use crate::calls::{IndexSpec, Store};
+use crate::store::{Ctx, RecordStore};
 
 fn call(ctx: &mut Ctx, r: &Value) -> Result<Value> {
     let coll = r["collection"].as_str().unwrap_or_default();

@@ -8,7 +8,7 @@ use bson::Bson;
 use std::path::Path;
 
 use crate::pyrandom::Random;
-use crate::store::Range;
+use crate::calls::{Range, Store};
 use crate::workloads::linkbench::ops;
 use crate::workloads::{self, iibench, linkbench, sysbench, tokumx};
 

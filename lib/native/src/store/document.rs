@@ -2,41 +2,9 @@
 //! `$lt` filters, `$set`, `$inc`, `$setOnInsert` and replacement updates, and projections.
 use bson::{Bson, Document, RawDocumentBuf};
 
+pub use crate::calls::{as_i64, int};
+use crate::calls::{Cond, Filter, Update};
 use crate::error::{Error, Result};
-
-/// An integer as pymongo encodes a Python int: int32 when it fits, else int64. Documents built
-/// here have the same BSON types (and sizes) as those the Python side builds.
-#[inline]
-pub fn int(v: i64) -> Bson {
-    match i32::try_from(v) {
-        Ok(small) => Bson::Int32(small),
-        Err(_) => Bson::Int64(v),
-    }
-}
-
-pub fn bytes(data: Vec<u8>) -> Bson {
-    Bson::Binary(bson::Binary { subtype: bson::spec::BinarySubtype::Generic, bytes: data })
-}
-
-/// A number field as i64 (int32, int64 or integral double).
-pub fn as_i64(value: Option<&Bson>) -> Option<i64> {
-    match value? {
-        Bson::Int32(v) => Some(*v as i64),
-        Bson::Int64(v) => Some(*v),
-        Bson::Double(v) if v.fract() == 0.0 => Some(*v as i64),
-        _ => None,
-    }
-}
-
-/// One condition of a filter on a document's field.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Cond {
-    Eq(Bson),
-    Lt(Bson),
-}
-
-/// A conjunction of field conditions (`where` of the Store calls).
-pub type Filter = Vec<(String, Cond)>;
 
 fn numeric(v: &Bson) -> Option<f64> {
     match v {
@@ -71,42 +39,6 @@ pub fn matches(doc: &Document, filter: &Filter) -> bool {
     })
 }
 
-/// Parses a filter in MongoDB's form: {field: value} or {field: {"$lt": value}}.
-pub fn parse_filter(doc: &Document) -> Result<Filter> {
-    doc.iter()
-        .map(|(field, value)| match value {
-            Bson::Document(op) if op.keys().next().map(|k| k.starts_with('$')).unwrap_or(false) => {
-                let (name, bound) = op.iter().next().unwrap();
-                match name.as_str() {
-                    "$lt" if op.len() == 1 => Ok((field.clone(), Cond::Lt(bound.clone()))),
-                    "$eq" if op.len() == 1 => Ok((field.clone(), Cond::Eq(bound.clone()))),
-                    _ => Err(Error::other(format!("filter on {field}: only $eq and $lt are supported (got {op})"))),
-                }
-            }
-            v => Ok((field.clone(), Cond::Eq(v.clone()))),
-        })
-        .collect()
-}
-
-/// What an update does to the one document it targets.
-#[derive(Clone, Debug, Default)]
-pub struct Update {
-    pub set: Option<Document>,
-    pub inc: Option<Document>,
-    pub set_on_insert: Option<Document>,
-    /// A replacement document: the stored document becomes {_id} + this (MongoDB's
-    /// update without operators).
-    pub replace: Option<Document>,
-    pub filter: Filter,
-    pub upsert: bool,
-    pub return_before: bool,
-}
-
-pub struct UpdateResult {
-    pub matched: bool,
-    pub upserted: bool,
-    pub before: Option<Document>,
-}
 
 fn add(current: Option<&Bson>, delta: &Bson) -> Result<Bson> {
     Ok(match (current, delta) {

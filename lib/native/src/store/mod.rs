@@ -30,7 +30,7 @@ use serde_json::{json, Value};
 use crate::engines::{Engine, Session, Table, TableKind};
 use crate::error::{Error, Result};
 use capped::Capped;
-use document::{Filter, Update, UpdateResult};
+use crate::calls::{Filter, IndexSpec, PageEntry, Range, Store, Update, UpdateResult};
 pub use lock::Locking;
 use lock::{Held, Latch};
 
@@ -39,35 +39,6 @@ use lock::{Held, Latch};
 /// transaction never pins more dirty pages than a small cache holds.
 pub const INSERT_GROUP: usize = 64;
 const CATALOG: &str = "_mdb_catalog";
-
-#[derive(Clone, Debug, PartialEq)]
-pub struct IndexSpec {
-    pub name: String,
-    pub fields: Vec<(String, i8)>,
-    pub unique: bool,
-}
-
-impl IndexSpec {
-    pub fn new(name: &str, fields: &[(&str, i8)], unique: bool) -> Self {
-        IndexSpec { name: name.into(), fields: fields.iter().map(|(f, d)| (f.to_string(), *d)).collect(), unique }
-    }
-    fn names(&self) -> Vec<String> {
-        self.fields.iter().map(|(f, _)| f.clone()).collect()
-    }
-    fn to_json(&self) -> Value {
-        json!({"name": self.name, "fields": self.fields.iter().map(|(f, d)| json!([f, d])).collect::<Vec<_>>(),
-               "unique": self.unique})
-    }
-    pub fn from_json(v: &Value) -> Result<Self> {
-        let bad = || Error::other(format!("an index spec needs name, fields [[field, 1|-1], ...] and unique (got {v})"));
-        let fields = v["fields"].as_array().ok_or_else(bad)?
-            .iter()
-            .map(|f| Ok((f[0].as_str().ok_or_else(bad)?.to_string(), f[1].as_i64().ok_or_else(bad)? as i8)))
-            .collect::<Result<Vec<_>>>()?;
-        Ok(IndexSpec { name: v["name"].as_str().ok_or_else(bad)?.to_string(), fields,
-                       unique: v["unique"].as_bool().unwrap_or(false) })
-    }
-}
 
 struct Index {
     spec: IndexSpec,
@@ -284,7 +255,7 @@ impl RecordStore {
     }
 
     /// Persists what the catalog must know across a reopen (capped rings' positions).
-    pub fn checkpoint(self: &Arc<Self>) -> Result<()> {
+    pub fn checkpoint(&self) -> Result<()> {
         self.save_capped_state()?;
         self.engine.checkpoint()
     }
@@ -299,7 +270,7 @@ impl RecordStore {
         Ok(())
     }
 
-    pub fn close(self: &Arc<Self>) -> Result<()> {
+    pub fn close(&self) -> Result<()> {
         if let Some(trimmer) = self.trimmer.lock().unwrap().take() {
             trimmer.stop();
         }
@@ -307,21 +278,6 @@ impl RecordStore {
         let closed = self.engine.close();
         saved.and(closed)
     }
-}
-
-/// Where a scan runs: an equality prefix over the index's first fields, then optional
-/// inclusive bounds on what follows (a value for the next field, or several for the next
-/// fields compared as a tuple: "seek to this key and scan on").
-#[derive(Clone, Debug, Default)]
-pub struct Range {
-    pub prefix: Vec<Bson>,
-    pub low: Option<Vec<Bson>>,
-    pub high: Option<Vec<Bson>>,
-    pub reverse: bool,
-    pub skip: usize,
-    pub limit: Option<usize>,
-    /// A projection (without `_id`); inside the index it is a covered, index-only read.
-    pub fields: Option<Vec<String>>,
 }
 
 /// One thread's access to the store: its engine session and transaction state.
@@ -487,44 +443,6 @@ impl Ctx {
             }
         }
         Ok(())
-    }
-
-    // -- schema -------------------------------------------------------------------------------
-    pub fn create_collection(&mut self, name: &str, capped_bytes: Option<i64>) -> Result<()> {
-        if self.store.collections.read().unwrap().contains_key(name) {
-            return Ok(());
-        }
-        let coll = Arc::new(self.store.new_collection(name, capped_bytes, true, &json!({}))?);
-        self.store.save_catalog(&coll)?;
-        self.store.collections.write().unwrap().entry(name.to_string()).or_insert(coll);
-        Ok(())
-    }
-
-    pub fn create_index(&mut self, collection: &str, spec: IndexSpec) -> Result<()> {
-        let coll = self.store.collection(collection)?;
-        if coll.indexes.read().unwrap().iter().any(|i| i.spec.name == spec.name) {
-            return Ok(());
-        }
-        let table = self.store.engine.table(&format!("index-{collection}-{}", spec.name), TableKind::Index)?;
-        let index = Arc::new(Index::new(spec, table));
-        // Entries for documents already present (the workloads create their indexes first).
-        let mut docs = Vec::new();
-        self.read_call(&coll, |c| {
-            c.kv.scan(coll.records, b"", None, false, &mut |k, v| {
-                if !capped::is_filler(v) {
-                    docs.push((keys::record_id(k), v.to_vec()));
-                }
-                true
-            })
-        })?;
-        self.write_call(&coll, |c| {
-            for (rid, raw) in &docs {
-                c.put_index_entry(&index, &document::decode(raw)?, *rid)?;
-            }
-            Ok(())
-        })?;
-        coll.indexes.write().unwrap().push(index);
-        self.store.save_catalog(&coll)
     }
 
     // -- index entries ------------------------------------------------------------------------
@@ -693,131 +611,6 @@ impl Ctx {
         })
     }
 
-    // -- the Store calls ----------------------------------------------------------------------
-    /// Inserts documents; a duplicate key fails the group it is in (DuplicateKey).
-    pub fn insert_many(&mut self, collection: &str, docs: &[Document]) -> Result<usize> {
-        let coll = self.store.collection(collection)?;
-        if self.in_txn {
-            for doc in docs {
-                self.insert_one(&coll, doc)?;
-            }
-            return Ok(docs.len());
-        }
-        for group in docs.chunks(INSERT_GROUP) {
-            self.write_call(&coll, |c| {
-                for doc in group {
-                    c.insert_one(&coll, doc)?;
-                }
-                Ok(())
-            })?;
-        }
-        Ok(docs.len())
-    }
-
-    pub fn update(&mut self, collection: &str, index: Option<&str>, key: &[Bson], update: &Update) -> Result<UpdateResult> {
-        let coll = self.store.collection(collection)?;
-        if coll.capped.is_some() && update.upsert {
-            return Err(Error::other(format!("upserts into capped collection {collection:?} are not supported; insert instead")));
-        }
-        let key_fields = Self::key_field_names(&coll, index)?;
-        self.write_call(&coll, |c| {
-            let found = c.locate(&coll, index, key, true)?;
-            let before = match &found {
-                Some((_, raw)) => Some(document::decode(raw)?),
-                None => None,
-            };
-            let matched = before.as_ref().map(|d| document::matches(d, &update.filter)).unwrap_or(false);
-            if !matched {
-                if !update.upsert {
-                    return Ok(UpdateResult { matched: false, upserted: false, before: None });
-                }
-                let doc = document::upsert_document(&key_fields, key, update);
-                c.insert_one(&coll, &doc)?;
-                return Ok(UpdateResult { matched: false, upserted: true, before: None });
-            }
-            let (rid, raw) = found.unwrap();
-            let before = before.unwrap();
-            let after = document::apply(&before, update)?;
-            let encoded = document::encode(&after)?;
-            if coll.capped.is_some() && encoded.len() != raw.len() {
-                // As MongoDB before 3.2 required: a capped document keeps its size.
-                return Err(Error::other(format!("an update may not change the size of a document in capped collection {collection:?}")));
-            }
-            let indexes = coll.indexes.read().unwrap().clone();
-            for index in &indexes {
-                let old = Self::key_values(&before, &index.names);
-                let new = Self::key_values(&after, &index.names);
-                if old.iter().zip(&new).any(|(a, b)| a != b) {
-                    c.delete_index_entry(index, &before, rid)?;
-                    c.put_index_entry(index, &after, rid)?;
-                }
-            }
-            c.kv.put(coll.records, &keys::record_key(rid), &encoded)?;
-            let id = before.get("_id").cloned().unwrap_or(Bson::Null);
-            let change = match &update.replace {
-                Some(_) => Bson::Document(after.clone()),
-                None => Bson::Document(doc! {"$set": update.set.clone().unwrap_or_default(),
-                                             "$inc": update.inc.clone().unwrap_or_default()}),
-            };
-            c.log("u", &coll, change, Some(Bson::Document(doc! {"_id": id})))?;
-            Ok(UpdateResult { matched: true, upserted: false, before: if update.return_before { Some(before) } else { None } })
-        })
-    }
-
-    pub fn delete(&mut self, collection: &str, index: Option<&str>, key: &[Bson], filter: &Filter) -> Result<bool> {
-        let coll = self.store.collection(collection)?;
-        if coll.capped.is_some() {
-            return Err(Error::other(format!("cannot delete from capped collection {collection:?} (as MongoDB before 5.0 refused)")));
-        }
-        self.write_call(&coll, |c| {
-            let Some((rid, raw)) = c.locate(&coll, index, key, true)? else { return Ok(false) };
-            let doc = document::decode(&raw)?;
-            if !document::matches(&doc, filter) {
-                return Ok(false);
-            }
-            c.remove_record(&coll, rid, &doc)?;
-            let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
-            c.log("d", &coll, Bson::Document(doc! {"_id": id}), None)?;
-            Ok(true)
-        })
-    }
-
-    pub fn get(&mut self, collection: &str, index: Option<&str>, key: &[Bson]) -> Result<Option<RawDocumentBuf>> {
-        let coll = self.store.collection(collection)?;
-        self.read_call(&coll, |c| match c.locate(&coll, index, key, false)? {
-            Some((_, raw)) => Ok(Some(document::raw(raw)?)),
-            None => Ok(None),
-        })
-    }
-
-    /// Documents whose index key is prefix + (v,) for v in last_values ($in on the last
-    /// field), in index order.
-    pub fn get_many(&mut self, collection: &str, index: &str, prefix: &[Bson], last_values: &[Bson]) -> Result<Vec<RawDocumentBuf>> {
-        let coll = self.store.collection(collection)?;
-        let idx = coll.index(index)?;
-        let descending = idx.directions.get(prefix.len()).copied().unwrap_or(1) < 0;
-        let mut keyed: Vec<(Vec<u8>, &Bson)> = last_values.iter()
-            .map(|v| Ok((keys::encode(&[v], &[1], &mut Vec::new())?, v)))
-            .collect::<Result<_>>()?;
-        keyed.sort_by(|a, b| a.0.cmp(&b.0));
-        keyed.dedup_by(|a, b| a.0 == b.0);
-        if descending {
-            keyed.reverse();
-        }
-        self.read_call(&coll, |c| {
-            let mut out = Vec::new();
-            let mut key = prefix.to_vec();
-            for (_, value) in &keyed {
-                key.push((*value).clone());
-                if let Some((_, raw)) = c.locate(&coll, Some(index), &key, false)? {
-                    out.push(document::raw(raw)?);
-                }
-                key.pop();
-            }
-            Ok(out)
-        })
-    }
-
     /// The table and [start, end) byte range of a Range over an index (or the _id index).
     fn range_bounds(&self, coll: &Collection, index: Option<&Index>, range: &Range) -> Result<(Table, Vec<u8>, Option<Vec<u8>>)> {
         let (table, directions): (Table, &[i8]) = match index {
@@ -871,8 +664,174 @@ impl Ctx {
     fn entry_record_id(unique: bool, key: &[u8], value: &[u8]) -> i64 {
         if unique { keys::read_record_id(value).0 } else { keys::split_record_id(key).1 }
     }
+}
 
-    pub fn scan(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<Vec<RawDocumentBuf>> {
+impl Store for Ctx {
+    // -- schema -------------------------------------------------------------------------------
+    fn create_collection(&mut self, name: &str, capped_bytes: Option<i64>) -> Result<()> {
+        if self.store.collections.read().unwrap().contains_key(name) {
+            return Ok(());
+        }
+        let coll = Arc::new(self.store.new_collection(name, capped_bytes, true, &json!({}))?);
+        self.store.save_catalog(&coll)?;
+        self.store.collections.write().unwrap().entry(name.to_string()).or_insert(coll);
+        Ok(())
+    }
+
+    fn create_index(&mut self, collection: &str, spec: IndexSpec) -> Result<()> {
+        let coll = self.store.collection(collection)?;
+        if coll.indexes.read().unwrap().iter().any(|i| i.spec.name == spec.name) {
+            return Ok(());
+        }
+        let table = self.store.engine.table(&format!("index-{collection}-{}", spec.name), TableKind::Index)?;
+        let index = Arc::new(Index::new(spec, table));
+        // Entries for documents already present (the workloads create their indexes first).
+        let mut docs = Vec::new();
+        self.read_call(&coll, |c| {
+            c.kv.scan(coll.records, b"", None, false, &mut |k, v| {
+                if !capped::is_filler(v) {
+                    docs.push((keys::record_id(k), v.to_vec()));
+                }
+                true
+            })
+        })?;
+        self.write_call(&coll, |c| {
+            for (rid, raw) in &docs {
+                c.put_index_entry(&index, &document::decode(raw)?, *rid)?;
+            }
+            Ok(())
+        })?;
+        coll.indexes.write().unwrap().push(index);
+        self.store.save_catalog(&coll)
+    }
+
+    // -- the Store calls ----------------------------------------------------------------------
+    /// Inserts documents; a duplicate key fails the group it is in (DuplicateKey).
+    fn insert_many(&mut self, collection: &str, docs: &[Document]) -> Result<usize> {
+        let coll = self.store.collection(collection)?;
+        if self.in_txn {
+            for doc in docs {
+                self.insert_one(&coll, doc)?;
+            }
+            return Ok(docs.len());
+        }
+        for group in docs.chunks(INSERT_GROUP) {
+            self.write_call(&coll, |c| {
+                for doc in group {
+                    c.insert_one(&coll, doc)?;
+                }
+                Ok(())
+            })?;
+        }
+        Ok(docs.len())
+    }
+
+    fn update(&mut self, collection: &str, index: Option<&str>, key: &[Bson], update: &Update) -> Result<UpdateResult> {
+        let coll = self.store.collection(collection)?;
+        if coll.capped.is_some() && update.upsert {
+            return Err(Error::other(format!("upserts into capped collection {collection:?} are not supported; insert instead")));
+        }
+        let key_fields = Self::key_field_names(&coll, index)?;
+        self.write_call(&coll, |c| {
+            let found = c.locate(&coll, index, key, true)?;
+            let before = match &found {
+                Some((_, raw)) => Some(document::decode(raw)?),
+                None => None,
+            };
+            let matched = before.as_ref().map(|d| document::matches(d, &update.filter)).unwrap_or(false);
+            if !matched {
+                if !update.upsert {
+                    return Ok(UpdateResult { matched: false, upserted: false, before: None, acknowledged: true });
+                }
+                let doc = document::upsert_document(&key_fields, key, update);
+                c.insert_one(&coll, &doc)?;
+                return Ok(UpdateResult { matched: false, upserted: true, before: None, acknowledged: true });
+            }
+            let (rid, raw) = found.unwrap();
+            let before = before.unwrap();
+            let after = document::apply(&before, update)?;
+            let encoded = document::encode(&after)?;
+            if coll.capped.is_some() && encoded.len() != raw.len() {
+                // As MongoDB before 3.2 required: a capped document keeps its size.
+                return Err(Error::other(format!("an update may not change the size of a document in capped collection {collection:?}")));
+            }
+            let indexes = coll.indexes.read().unwrap().clone();
+            for index in &indexes {
+                let old = Self::key_values(&before, &index.names);
+                let new = Self::key_values(&after, &index.names);
+                if old.iter().zip(&new).any(|(a, b)| a != b) {
+                    c.delete_index_entry(index, &before, rid)?;
+                    c.put_index_entry(index, &after, rid)?;
+                }
+            }
+            c.kv.put(coll.records, &keys::record_key(rid), &encoded)?;
+            let id = before.get("_id").cloned().unwrap_or(Bson::Null);
+            let change = match &update.replace {
+                Some(_) => Bson::Document(after.clone()),
+                None => Bson::Document(doc! {"$set": update.set.clone().unwrap_or_default(),
+                                             "$inc": update.inc.clone().unwrap_or_default()}),
+            };
+            c.log("u", &coll, change, Some(Bson::Document(doc! {"_id": id})))?;
+            Ok(UpdateResult { matched: true, upserted: false, before: if update.return_before { Some(before) } else { None },
+                               acknowledged: true })
+        })
+    }
+
+    fn delete(&mut self, collection: &str, index: Option<&str>, key: &[Bson], filter: &Filter) -> Result<bool> {
+        let coll = self.store.collection(collection)?;
+        if coll.capped.is_some() {
+            return Err(Error::other(format!("cannot delete from capped collection {collection:?} (as MongoDB before 5.0 refused)")));
+        }
+        self.write_call(&coll, |c| {
+            let Some((rid, raw)) = c.locate(&coll, index, key, true)? else { return Ok(false) };
+            let doc = document::decode(&raw)?;
+            if !document::matches(&doc, filter) {
+                return Ok(false);
+            }
+            c.remove_record(&coll, rid, &doc)?;
+            let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
+            c.log("d", &coll, Bson::Document(doc! {"_id": id}), None)?;
+            Ok(true)
+        })
+    }
+
+    fn get(&mut self, collection: &str, index: Option<&str>, key: &[Bson]) -> Result<Option<RawDocumentBuf>> {
+        let coll = self.store.collection(collection)?;
+        self.read_call(&coll, |c| match c.locate(&coll, index, key, false)? {
+            Some((_, raw)) => Ok(Some(document::raw(raw)?)),
+            None => Ok(None),
+        })
+    }
+
+    /// Documents whose index key is prefix + (v,) for v in last_values ($in on the last
+    /// field), in index order.
+    fn get_many(&mut self, collection: &str, index: &str, prefix: &[Bson], last_values: &[Bson]) -> Result<Vec<RawDocumentBuf>> {
+        let coll = self.store.collection(collection)?;
+        let idx = coll.index(index)?;
+        let descending = idx.directions.get(prefix.len()).copied().unwrap_or(1) < 0;
+        let mut keyed: Vec<(Vec<u8>, &Bson)> = last_values.iter()
+            .map(|v| Ok((keys::encode(&[v], &[1], &mut Vec::new())?, v)))
+            .collect::<Result<_>>()?;
+        keyed.sort_by(|a, b| a.0.cmp(&b.0));
+        keyed.dedup_by(|a, b| a.0 == b.0);
+        if descending {
+            keyed.reverse();
+        }
+        self.read_call(&coll, |c| {
+            let mut out = Vec::new();
+            let mut key = prefix.to_vec();
+            for (_, value) in &keyed {
+                key.push((*value).clone());
+                if let Some((_, raw)) = c.locate(&coll, Some(index), &key, false)? {
+                    out.push(document::raw(raw)?);
+                }
+                key.pop();
+            }
+            Ok(out)
+        })
+    }
+
+    fn scan(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<Vec<RawDocumentBuf>> {
         let coll = self.store.collection(collection)?;
         let idx = match index { Some(name) => Some(coll.index(name)?), None => None };
         let names = Self::key_field_names(&coll, index)?;
@@ -921,7 +880,7 @@ impl Ctx {
     }
 
     /// Index entries in range (a count scan: no document is read).
-    pub fn count(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<usize> {
+    fn count(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<usize> {
         let coll = self.store.collection(collection)?;
         let idx = match index { Some(name) => Some(coll.index(name)?), None => None };
         self.read_call(&coll, |c| {
@@ -942,8 +901,8 @@ impl Ctx {
     /// raw key `after` (None: from the start), each as its raw key, its decoded fields and,
     /// with `fetch`, its document. Read in one short transaction, so a caller can walk an
     /// index page by page while doing other calls (the consistency check does).
-    pub fn index_page(&mut self, collection: &str, index: Option<&str>, after: Option<&[u8]>, n: usize, fetch: bool)
-                      -> Result<Vec<(Vec<u8>, Vec<Bson>, Option<RawDocumentBuf>)>> {
+    fn index_page(&mut self, collection: &str, index: Option<&str>, after: Option<&[u8]>, n: usize, fetch: bool)
+                      -> Result<Vec<PageEntry>> {
         let coll = self.store.collection(collection)?;
         let idx = match index { Some(name) => Some(coll.index(name)?), None => None };
         let (table, unique) = match &idx {
@@ -983,7 +942,7 @@ impl Ctx {
     }
 
     /// Documents in natural (insertion) order, oldest first.
-    pub fn natural(&mut self, collection: &str, limit: Option<usize>) -> Result<Vec<RawDocumentBuf>> {
+    fn natural(&mut self, collection: &str, limit: Option<usize>) -> Result<Vec<RawDocumentBuf>> {
         let coll = self.store.collection(collection)?;
         self.read_call(&coll, |c| {
             let mut out = Vec::new();
@@ -999,4 +958,11 @@ impl Ctx {
         })
     }
 
+    fn transaction_dyn(&mut self, f: &mut dyn FnMut(&mut dyn Store) -> Result<()>) -> Result<()> {
+        self.transaction(|c| f(c))
+    }
+
+    fn atomic(&self) -> bool {
+        true
+    }
 }

@@ -24,12 +24,12 @@ use serde::Deserialize;
 use serde_json::{json, Map, Value};
 
 use super::{params, wait_until, MeasureStep, Workload};
-use crate::calls::{docs_of, filter_of, index_name, list_of, range_of, update_of};
+use crate::calls::json::{docs_of, filter_of, index_name, list_of, range_of, update_of};
 use crate::error::{Error, Result};
 use crate::events::{emit, now};
 use crate::phase::{Env, Worker};
 use crate::recorder::new_histogram;
-use crate::store::{Ctx, IndexSpec};
+use crate::calls::{IndexSpec, Store};
 
 /// The schedule starts 20 ms after the workers, so the first op is not late by construction.
 const LEAD: Duration = Duration::from_millis(20);
@@ -162,7 +162,7 @@ fn label_of(cfg: &Config, record: &Value) -> &'static str {
 }
 
 /// Runs one Store-level op; returns the documents it scanned or wrote.
-fn execute(ctx: &mut Ctx, record: &Value) -> Result<u64> {
+fn execute(ctx: &mut dyn Store, record: &Value) -> Result<u64> {
     let collection = record["ns"].as_str().and_then(|ns| ns.split_once('.')).map(|(_, c)| c.to_string())
         .ok_or_else(|| Error::other(format!("ns must be 'database.collection': {}", record["ns"])))?;
     let store = &record["store"];
@@ -316,7 +316,7 @@ pub fn build(params: &Value) -> Result<Box<dyn Workload>> {
 }
 
 impl Workload for Flashback {
-    fn setup(&mut self, ctx: &mut Ctx) -> Result<()> {
+    fn setup(&mut self, ctx: &mut dyn Store) -> Result<()> {
         if self.cfg.dataset.is_some() {
             for line in self.dataset_lines()? {
                 if line["method"] != "insert_many" {
@@ -357,7 +357,7 @@ impl Workload for Flashback {
         json!({"rate": "items", "rate_ops": null, "per_op": null})
     }
 
-    fn verify(&mut self, ctx: &mut Ctx) -> Result<(Value, Value)> {
+    fn verify(&mut self, ctx: &mut dyn Store) -> Result<(Value, Value)> {
         let expected = self.cfg.expected.clone().unwrap_or(json!({}));
         let mut found = Map::new();
         for name in expected.as_object().map(|o| o.keys().cloned().collect::<Vec<_>>()).unwrap_or_default() {
@@ -405,7 +405,7 @@ impl Workload for Flashback {
         Ok(())
     }
 
-    fn check(&mut self, _ctx: &mut Ctx) -> Result<Value> {
+    fn check(&mut self, _ctx: &mut dyn Store) -> Result<Value> {
         crate::bail!("flashback has no consistency check (its plan ends with the replay)")
     }
 }

@@ -20,7 +20,7 @@ use crate::error::Result;
 use crate::phase::{Env, Worker};
 use crate::pyrandom::Random;
 use crate::store::document::int;
-use crate::store::{Ctx, IndexSpec, Range};
+use crate::calls::{IndexSpec, Range, Store};
 
 pub const COLLECTION: &str = "purchases_index";
 pub const INSERT: &str = "INSERT";
@@ -241,7 +241,7 @@ impl Shared {
     }
 }
 
-fn query(ctx: &mut Ctx, cfg: &Config, op: &str, price: f64, customer: i64, register: i64, t: i64) -> Result<u64> {
+fn query(ctx: &mut dyn Store, cfg: &Config, op: &str, price: f64, customer: i64, register: i64, t: i64) -> Result<u64> {
     let (index, low, fields): (&str, Vec<Bson>, &[&str]) = match op {
         "QUERY_PDC" => ("pdc", vec![Bson::Double(price), int(t), int(customer)], &["price", "dateandtime", "customerid"]),
         "QUERY_MARKETSEGMENT" => ("marketsegment", vec![Bson::Double(price), int(customer)], &["price", "customerid"]),
@@ -262,7 +262,7 @@ pub fn build(params: &Value) -> Result<Box<dyn Workload>> {
 }
 
 impl Workload for IIBench {
-    fn setup(&mut self, ctx: &mut Ctx) -> Result<()> {
+    fn setup(&mut self, ctx: &mut dyn Store) -> Result<()> {
         ctx.create_collection(COLLECTION, None)?;
         for spec in indexes().into_iter().take(self.shared.cfg.num_secondary_indexes) {
             ctx.create_index(COLLECTION, spec)?;
@@ -287,7 +287,7 @@ impl Workload for IIBench {
         json!({"rate": "items", "rate_ops": [INSERT], "per_op": INSERT})
     }
 
-    fn verify(&mut self, ctx: &mut Ctx) -> Result<(Value, Value)> {
+    fn verify(&mut self, ctx: &mut dyn Store) -> Result<(Value, Value)> {
         let total = self.shared.cfg.total_docs(self.shared.writers.load(Ordering::SeqCst) as i64);
         let mut expected = serde_json::Map::new();
         let mut found = serde_json::Map::new();
@@ -304,7 +304,7 @@ impl Workload for IIBench {
         crate::bail!("iibench has no measured phase of its own (its queries run during the load): {}", step.name)
     }
 
-    fn check(&mut self, _ctx: &mut Ctx) -> Result<Value> {
+    fn check(&mut self, _ctx: &mut dyn Store) -> Result<Value> {
         crate::bail!("iibench has no consistency check after the load (its plan ends with verify)")
     }
 

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 
 use crate::error::{Error, Result};
 use crate::phase::{Env, Worker};
-use crate::store::Ctx;
+use crate::calls::Store;
 
 /// One measured phase of the plan, as the workload sees it.
 pub struct MeasureStep {
@@ -22,13 +22,13 @@ pub struct MeasureStep {
 
 pub trait Workload: Send {
     /// Collections and indexes, created before the load as the originals did.
-    fn setup(&mut self, ctx: &mut Ctx) -> Result<()>;
+    fn setup(&mut self, ctx: &mut dyn Store) -> Result<()>;
     /// The load's workers (`threads` as the plan says; a workload may add its own, e.g.
     /// LinkBench's node loader or iibench's query thread).
     fn load(&mut self, threads: usize) -> Result<Vec<Worker>>;
     fn load_accounting(&self) -> Value;
     /// (expected, found) after the load: what the load must have left.
-    fn verify(&mut self, ctx: &mut Ctx) -> Result<(Value, Value)>;
+    fn verify(&mut self, ctx: &mut dyn Store) -> Result<(Value, Value)>;
     fn measure(&mut self, step: &MeasureStep) -> Result<Vec<Worker>>;
     fn measure_accounting(&self) -> Value {
         json!({"rate": "count", "rate_ops": null, "per_op": null})
@@ -38,7 +38,7 @@ pub trait Workload: Send {
         Ok(())
     }
     /// The consistency check after the measured phases: the event's fields.
-    fn check(&mut self, ctx: &mut Ctx) -> Result<Value>;
+    fn check(&mut self, ctx: &mut dyn Store) -> Result<Value>;
     /// An op whose calls at or above a latency count as slow (iibench's 2 s inserts).
     fn slow_us(&self) -> Option<(&'static str, u64)> {
         None

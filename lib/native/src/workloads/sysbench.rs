@@ -20,8 +20,8 @@ use super::{params, MeasureStep, Workload};
 use crate::error::{Kind, Result};
 use crate::phase::{Env, Worker};
 use crate::pyrandom::Random;
-use crate::store::document::{int, Update};
-use crate::store::{Ctx, IndexSpec, Range};
+use crate::calls::{int, Update};
+use crate::calls::{IndexSpec, Range, Store};
 
 pub const TRANSACTION: &str = "TRANSACTION";
 pub const RETRY: &str = "DUPLICATE_KEY_RETRY";
@@ -89,11 +89,11 @@ fn field_string(doc: &bson::RawDocumentBuf, name: &str) -> String {
 
 fn field_i64(doc: &bson::RawDocumentBuf, name: &str) -> i64 {
     doc.get(name).ok().flatten().and_then(|v| Bson::try_from(v).ok())
-        .and_then(|b| crate::store::document::as_i64(Some(&b))).unwrap_or(0)
+        .and_then(|b| crate::calls::as_i64(Some(&b))).unwrap_or(0)
 }
 
 /// One sysbench transaction; returns the number of duplicate-key retries.
-fn transaction(ctx: &mut Ctx, cfg: &Config, name: &str, args: &Draw) -> Result<u64> {
+fn transaction(ctx: &mut dyn Store, cfg: &Config, name: &str, args: &Draw) -> Result<u64> {
     let r = cfg.range_size;
     for i in &args.points {
         ctx.get(name, None, &[int(*i)])?;
@@ -234,7 +234,7 @@ pub fn build(params: &Value) -> Result<Box<dyn Workload>> {
 }
 
 impl Workload for Sysbench {
-    fn setup(&mut self, ctx: &mut Ctx) -> Result<()> {
+    fn setup(&mut self, ctx: &mut dyn Store) -> Result<()> {
         for name in self.names.iter() {
             ctx.create_collection(name, None)?;
             ctx.create_index(name, IndexSpec::new("k_1", &[("k", 1)], false))?; // built before the load, as the original does
@@ -251,7 +251,7 @@ impl Workload for Sysbench {
         json!({"rate": "items", "rate_ops": [LOAD], "per_op": LOAD})
     }
 
-    fn verify(&mut self, ctx: &mut Ctx) -> Result<(Value, Value)> {
+    fn verify(&mut self, ctx: &mut dyn Store) -> Result<(Value, Value)> {
         let mut expected = serde_json::Map::new();
         let mut found = serde_json::Map::new();
         for name in self.names.iter() {
@@ -270,7 +270,7 @@ impl Workload for Sysbench {
     }
 
     /// Every collection still holds its documents (each transaction deletes one and inserts it back).
-    fn check(&mut self, ctx: &mut Ctx) -> Result<Value> {
+    fn check(&mut self, ctx: &mut dyn Store) -> Result<Value> {
         let (expected, found) = self.verify(ctx)?;
         let mismatches = self.names.iter().filter(|n| expected[n.as_str()] != found[n.as_str()]).count();
         Ok(json!({"expected": expected, "found": found, "mismatches": mismatches}))

@@ -16,8 +16,8 @@ use super::{params, MeasureStep, Workload};
 use crate::error::Result;
 use crate::phase::{Env, Worker};
 use crate::pyrandom::Random;
-use crate::store::document::{int, Update};
-use crate::store::{Ctx, IndexSpec, Range};
+use crate::calls::{int, Update};
+use crate::calls::{IndexSpec, Range, Store};
 
 pub const COLLECTION: &str = "johan"; // the post's test.johan
 pub const X_INDEX: &str = "x_1"; // db.johan.ensureIndex({x:1})
@@ -66,7 +66,7 @@ impl TokuMX {
         Ok(TokuMX { cfg: std::sync::Arc::new(cfg) })
     }
 
-    fn counts(&self, ctx: &mut Ctx) -> Result<(Value, Value)> {
+    fn counts(&self, ctx: &mut dyn Store) -> Result<(Value, Value)> {
         let n = self.cfg.documents;
         let expected = json!({"documents": n, format!("index {X_INDEX}"): n});
         let found = json!({"documents": ctx.count(COLLECTION, None, &Range::default())?,
@@ -156,7 +156,7 @@ pub fn build(params: &Value) -> Result<Box<dyn Workload>> {
 }
 
 impl Workload for TokuMX {
-    fn setup(&mut self, ctx: &mut Ctx) -> Result<()> {
+    fn setup(&mut self, ctx: &mut dyn Store) -> Result<()> {
         ctx.create_collection(COLLECTION, None)?;
         ctx.create_index(COLLECTION, IndexSpec::new(X_INDEX, &[("x", 1)], false)) // before the inserts, as the post did
     }
@@ -171,7 +171,7 @@ impl Workload for TokuMX {
         json!({"rate": "items", "rate_ops": [op], "per_op": op})
     }
 
-    fn verify(&mut self, ctx: &mut Ctx) -> Result<(Value, Value)> {
+    fn verify(&mut self, ctx: &mut dyn Store) -> Result<(Value, Value)> {
         self.counts(ctx)
     }
 
@@ -184,7 +184,7 @@ impl Workload for TokuMX {
         json!({"rate": "count", "rate_ops": [op], "per_op": op})
     }
 
-    fn check(&mut self, ctx: &mut Ctx) -> Result<Value> {
+    fn check(&mut self, ctx: &mut dyn Store) -> Result<Value> {
         let (expected, found) = self.counts(ctx)?;
         let mismatches = ["documents".to_string(), format!("index {X_INDEX}")].iter()
             .filter(|k| expected[k.as_str()] != found[k.as_str()]).count();

@@ -20,8 +20,8 @@ use super::{params, request_loop, wall_ms, wall_s, MeasureStep, Workload};
 use crate::error::Result;
 use crate::phase::{Env, Worker};
 use crate::pyrandom::Random;
-use crate::store::document::{bytes, int};
-use crate::store::Ctx;
+use crate::calls::{bytes, int};
+use crate::calls::Store;
 use distributions::{geometric_multiget, lognormal_size, AccessChooser, BlendedChooser, LinkCounts, MotifData,
                     NLINKS_SEED, NODE_SEED, UNCORR_SEED};
 use ops::{Counts, Link};
@@ -473,7 +473,7 @@ impl Requester {
     }
 
     /// Runs a request; returns the documents it wrote or returned.
-    pub fn execute(&mut self, ctx: &mut Ctx, request: &Request) -> Result<u64> {
+    pub fn execute(&mut self, ctx: &mut dyn Store, request: &Request) -> Result<u64> {
         let counts = self.s.counts_mode;
         match request {
             Request::AddLink(_, link) => ops::add_link(ctx, counts, link),
@@ -518,14 +518,14 @@ impl Requester {
 /// Compares every count row with the number of visible links of its (id1, type). Both sides are
 /// read page by page in key order and merged, so the check needs memory for one page of each,
 /// not for the whole graph (it runs inside the run's memory limit).
-pub fn check(ctx: &mut Ctx) -> Result<Value> {
+pub fn check(ctx: &mut dyn Store) -> Result<Value> {
     const PAGE: usize = 10_000;
     let mut links = Pager::new(ops::LINK, ops::LINK_LIST, false);
     let mut counts = Pager::new(ops::COUNT, ops::COUNT_PK, true);
     let (mut mismatches, mut rows, mut visible_total) = (0u64, 0u64, 0i64);
     let mut examples = Vec::new();
     // Visible links per (id1, type), summed over consecutive index entries.
-    let next_list = |ctx: &mut Ctx, links: &mut Pager| -> Result<Option<((i64, i64), i64)>> {
+    let next_list = |ctx: &mut dyn Store, links: &mut Pager| -> Result<Option<((i64, i64), i64)>> {
         let mut current: Option<((i64, i64), i64)> = None;
         loop {
             let Some((fields, _)) = links.peek(ctx, PAGE)? else { return Ok(current) };
@@ -588,7 +588,7 @@ fn stored_count(doc: &Option<bson::RawDocumentBuf>) -> i64 {
 }
 
 fn as_i64(v: &bson::Bson) -> i64 {
-    crate::store::document::as_i64(Some(v)).unwrap_or(i64::MIN)
+    crate::calls::as_i64(Some(v)).unwrap_or(i64::MIN)
 }
 
 /// Walks an index page by page.
@@ -606,7 +606,7 @@ impl Pager {
         Pager { collection, index, fetch, page: Default::default(), after: None, done: false }
     }
 
-    fn fill(&mut self, ctx: &mut Ctx, n: usize) -> Result<()> {
+    fn fill(&mut self, ctx: &mut dyn Store, n: usize) -> Result<()> {
         if self.page.is_empty() && !self.done {
             let page = ctx.index_page(self.collection, Some(self.index), self.after.as_deref(), n, self.fetch)?;
             self.done = page.len() < n;
@@ -618,7 +618,7 @@ impl Pager {
         Ok(())
     }
 
-    fn peek(&mut self, ctx: &mut Ctx, n: usize) -> Result<Option<(Vec<bson::Bson>, Option<bson::RawDocumentBuf>)>> {
+    fn peek(&mut self, ctx: &mut dyn Store, n: usize) -> Result<Option<(Vec<bson::Bson>, Option<bson::RawDocumentBuf>)>> {
         self.fill(ctx, n)?;
         Ok(self.page.front().map(|(_, f, d)| (f.clone(), d.clone())))
     }
@@ -627,7 +627,7 @@ impl Pager {
         self.page.pop_front();
     }
 
-    fn take(&mut self, ctx: &mut Ctx, n: usize) -> Result<Option<(Vec<bson::Bson>, Option<bson::RawDocumentBuf>)>> {
+    fn take(&mut self, ctx: &mut dyn Store, n: usize) -> Result<Option<(Vec<bson::Bson>, Option<bson::RawDocumentBuf>)>> {
         let front = self.peek(ctx, n)?;
         self.advance();
         Ok(front)
@@ -640,7 +640,7 @@ pub fn build(params: &Value) -> Result<Box<dyn Workload>> {
 }
 
 impl Workload for LinkBench {
-    fn setup(&mut self, ctx: &mut Ctx) -> Result<()> {
+    fn setup(&mut self, ctx: &mut dyn Store) -> Result<()> {
         ops::create_schema(ctx)
     }
 
@@ -660,7 +660,7 @@ impl Workload for LinkBench {
         json!({"rate": "items", "rate_ops": null, "per_op": "LOAD_NODE_BULK"})
     }
 
-    fn verify(&mut self, ctx: &mut Ctx) -> Result<(Value, Value)> {
+    fn verify(&mut self, ctx: &mut dyn Store) -> Result<(Value, Value)> {
         let (nodes, links, rows) = self.expected_after_load();
         let expected = json!({"node": nodes, "link": links, "count": rows});
         let mut found = serde_json::Map::new();
@@ -689,7 +689,7 @@ impl Workload for LinkBench {
         Ok(workers)
     }
 
-    fn check(&mut self, ctx: &mut Ctx) -> Result<Value> {
+    fn check(&mut self, ctx: &mut dyn Store) -> Result<Value> {
         let mut result = check(ctx)?;
         result["counts"] = json!(self.shared.cfg.counts);
         Ok(result)

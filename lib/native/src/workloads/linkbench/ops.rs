@@ -13,8 +13,8 @@
 use bson::{doc, oid::ObjectId, Bson, Document, RawDocumentBuf};
 
 use crate::error::Result;
-use crate::store::document::{int, Cond, Update};
-use crate::store::{Ctx, IndexSpec, Range};
+use crate::calls::{int, Cond, Update};
+use crate::calls::{IndexSpec, Range, Store};
 
 pub const NODE: &str = "node";
 pub const LINK: &str = "link";
@@ -34,7 +34,7 @@ pub enum Counts {
     LinkbenchX,
 }
 
-pub fn create_schema(ctx: &mut Ctx) -> Result<()> {
+pub fn create_schema(ctx: &mut dyn Store) -> Result<()> {
     for name in [NODE, LINK, COUNT] {
         ctx.create_collection(name, None)?;
     }
@@ -61,7 +61,7 @@ pub struct Link {
 impl Link {
     pub fn document(&self, id: ObjectId) -> Document {
         doc! {"_id": id, "link_type": int(self.link_type), "id1": int(self.id1), "id2": int(self.id2),
-              "visibility": int(self.visibility), "data": crate::store::document::bytes(self.data.clone()),
+              "visibility": int(self.visibility), "data": crate::calls::bytes(self.data.clone()),
               "time": int(self.time), "version": int(self.version)}
     }
 }
@@ -80,7 +80,7 @@ fn object_id(doc: &RawDocumentBuf) -> Bson {
 }
 
 /// MySQL: INSERT counttable ... ON DUPLICATE KEY UPDATE count=count+delta, version=version+1.
-fn change_count(ctx: &mut Ctx, id1: i64, link_type: i64, delta: i64, now_ms: i64) -> Result<()> {
+fn change_count(ctx: &mut dyn Store, id1: i64, link_type: i64, delta: i64, now_ms: i64) -> Result<()> {
     let key = [int(id1), int(link_type)];
     match ctx.get(COUNT, Some(COUNT_PK), &key)? {
         None => {
@@ -100,7 +100,7 @@ fn change_count(ctx: &mut Ctx, id1: i64, link_type: i64, delta: i64, now_ms: i64
 }
 
 /// ADD_LINK and UPDATE_LINK (LinkBench calls addLink for both). Returns 1 if the count changed.
-pub fn add_link(ctx: &mut Ctx, counts: Counts, link: &Link) -> Result<u64> {
+pub fn add_link(ctx: &mut dyn Store, counts: Counts, link: &Link) -> Result<u64> {
     match counts {
         Counts::Exact => ctx.transaction(|c| {
             let key = [int(link.link_type), int(link.id1), int(link.id2)];
@@ -112,7 +112,7 @@ pub fn add_link(ctx: &mut Ctx, counts: Counts, link: &Link) -> Result<u64> {
                 Some(before) => {
                     c.update(LINK, None, &[object_id(&before)], &Update {
                         set: Some(doc! {"visibility": int(link.visibility),
-                                        "data": crate::store::document::bytes(link.data.clone()),
+                                        "data": crate::calls::bytes(link.data.clone()),
                                         "time": int(link.time), "version": int(link.version)}),
                         ..Default::default()
                     })?;
@@ -130,13 +130,13 @@ pub fn add_link(ctx: &mut Ctx, counts: Counts, link: &Link) -> Result<u64> {
 
 fn link_insert_fields(link: &Link) -> Document {
     doc! {"id1": int(link.id1), "id2": int(link.id2), "link_type": int(link.link_type),
-          "data": crate::store::document::bytes(link.data.clone()), "time": int(link.time),
+          "data": crate::calls::bytes(link.data.clone()), "time": int(link.time),
           "version": int(link.version)}
 }
 
 /// addLinksNoCount for one link: the upsert by primary key; 1 if it inserted, 2 if the link
 /// existed (getN() is 1 and isUpdateOfExisting() adds one).
-fn upsert_link(ctx: &mut Ctx, link: &Link) -> Result<i64> {
+fn upsert_link(ctx: &mut dyn Store, link: &Link) -> Result<i64> {
     let key = [int(link.link_type), int(link.id1), int(link.id2)];
     let result = ctx.update(LINK, Some(LINK_PK), &key, &Update {
         set_on_insert: Some(link_insert_fields(link)),
@@ -147,7 +147,7 @@ fn upsert_link(ctx: &mut Ctx, link: &Link) -> Result<i64> {
     Ok(if result.upserted { 1 } else { 2 })
 }
 
-fn add_link_linkbenchx(ctx: &mut Ctx, link: &Link) -> Result<u64> {
+fn add_link_linkbenchx(ctx: &mut dyn Store, link: &Link) -> Result<u64> {
     let nrows = upsert_link(ctx, link)?;
     let visible = link.visibility == VISIBLE;
     // nrows 1: inserted (+1 if visible); 2: existed, taken as "visibility changed".
@@ -167,7 +167,7 @@ fn add_link_linkbenchx(ctx: &mut Ctx, link: &Link) -> Result<u64> {
     }
     if nrows == 2 {
         ctx.update(LINK, Some(LINK_PK), &[int(link.link_type), int(link.id1), int(link.id2)], &Update {
-            set: Some(doc! {"visibility": int(link.visibility), "data": crate::store::document::bytes(link.data.clone()),
+            set: Some(doc! {"visibility": int(link.visibility), "data": crate::calls::bytes(link.data.clone()),
                             "time": int(link.time), "version": int(link.version)}),
             ..Default::default()
         })?;
@@ -176,7 +176,7 @@ fn add_link_linkbenchx(ctx: &mut Ctx, link: &Link) -> Result<u64> {
 }
 
 /// The load's link write: a plain insert (exact) or LinkbenchX's bulk upsert by primary key.
-pub fn load_link(ctx: &mut Ctx, counts: Counts, link: &Link) -> Result<()> {
+pub fn load_link(ctx: &mut dyn Store, counts: Counts, link: &Link) -> Result<()> {
     match counts {
         Counts::Exact => unreachable!("the exact load inserts links in batches"),
         Counts::LinkbenchX => upsert_link(ctx, link).map(|_| ()),
@@ -184,7 +184,7 @@ pub fn load_link(ctx: &mut Ctx, counts: Counts, link: &Link) -> Result<()> {
 }
 
 /// The load's count write under LinkbenchX: a replaceOne upsert by (id, link_type).
-pub fn load_count(ctx: &mut Ctx, id1: i64, link_type: i64, count: i64, time: i64) -> Result<()> {
+pub fn load_count(ctx: &mut dyn Store, id1: i64, link_type: i64, count: i64, time: i64) -> Result<()> {
     ctx.update(COUNT, Some(COUNT_PK), &[int(id1), int(link_type)], &Update {
         replace: Some(doc! {"id": int(id1), "link_type": int(link_type), "count": int(count), "time": int(time), "version": 0}),
         upsert: true,
@@ -196,7 +196,7 @@ pub fn load_count(ctx: &mut Ctx, id1: i64, link_type: i64, count: i64, time: i64
 /// DELETE_LINK without expunge: hide a visible link and decrement its count.
 /// DELETE_LINK without expunge. `now_ms` is the count's new time under exact counts;
 /// LinkbenchX read the clock itself.
-pub fn delete_link(ctx: &mut Ctx, counts: Counts, id1: i64, link_type: i64, id2: i64, now_ms: i64) -> Result<u64> {
+pub fn delete_link(ctx: &mut dyn Store, counts: Counts, id1: i64, link_type: i64, id2: i64, now_ms: i64) -> Result<u64> {
     let key = [int(link_type), int(id1), int(id2)];
     match counts {
         Counts::Exact => ctx.transaction(|c| {
@@ -235,7 +235,7 @@ pub fn delete_link(ctx: &mut Ctx, counts: Counts, id1: i64, link_type: i64, id2:
     }
 }
 
-pub fn count_links(ctx: &mut Ctx, id1: i64, link_type: i64) -> Result<u64> {
+pub fn count_links(ctx: &mut dyn Store, id1: i64, link_type: i64) -> Result<u64> {
     Ok(match ctx.get(COUNT, Some(COUNT_PK), &[int(id1), int(link_type)])? {
         None => 0,
         Some(found) => field_i64(&found, "count").unwrap_or(0).max(0) as u64,
@@ -243,7 +243,7 @@ pub fn count_links(ctx: &mut Ctx, id1: i64, link_type: i64) -> Result<u64> {
 }
 
 /// Visible links of (id1, type) newest first: the id1_type range scan.
-pub fn get_link_list(ctx: &mut Ctx, id1: i64, link_type: i64, max_time: i64, offset: usize) -> Result<Vec<RawDocumentBuf>> {
+pub fn get_link_list(ctx: &mut dyn Store, id1: i64, link_type: i64, max_time: i64, offset: usize) -> Result<Vec<RawDocumentBuf>> {
     ctx.scan(LINK, Some(LINK_LIST), &Range {
         prefix: vec![int(id1), int(link_type), int(VISIBLE)],
         low: Some(vec![int(0)]),
@@ -260,29 +260,29 @@ pub fn link_time(doc: &RawDocumentBuf) -> i64 {
 }
 
 /// MULTIGET_LINK: no visibility filter, as in MySQL and LinkbenchX.
-pub fn multiget_links(ctx: &mut Ctx, id1: i64, link_type: i64, id2s: &[i64]) -> Result<u64> {
+pub fn multiget_links(ctx: &mut dyn Store, id1: i64, link_type: i64, id2s: &[i64]) -> Result<u64> {
     let values: Vec<Bson> = id2s.iter().map(|v| int(*v)).collect();
     Ok(ctx.get_many(LINK, LINK_PK, &[int(link_type), int(id1)], &values)?.len() as u64)
 }
 
-pub fn add_node(ctx: &mut Ctx, node: &Document) -> Result<u64> {
+pub fn add_node(ctx: &mut dyn Store, node: &Document) -> Result<u64> {
     ctx.insert_many(NODE, std::slice::from_ref(node)).map(|n| n as u64)
 }
 
-pub fn update_node(ctx: &mut Ctx, node_id: i64, version: i64, time_s: i64, data: Vec<u8>) -> Result<u64> {
+pub fn update_node(ctx: &mut dyn Store, node_id: i64, version: i64, time_s: i64, data: Vec<u8>) -> Result<u64> {
     let result = ctx.update(NODE, None, &[int(node_id)], &Update {
-        set: Some(doc! {"version": int(version), "time": int(time_s), "data": crate::store::document::bytes(data)}),
+        set: Some(doc! {"version": int(version), "time": int(time_s), "data": crate::calls::bytes(data)}),
         filter: vec![("type".into(), Cond::Eq(int(NODE_TYPE)))],
         ..Default::default()
     })?;
     Ok(result.matched as u64)
 }
 
-pub fn delete_node(ctx: &mut Ctx, node_id: i64) -> Result<u64> {
+pub fn delete_node(ctx: &mut dyn Store, node_id: i64) -> Result<u64> {
     Ok(ctx.delete(NODE, None, &[int(node_id)], &vec![("type".into(), Cond::Eq(int(NODE_TYPE)))])? as u64)
 }
 
-pub fn get_node(ctx: &mut Ctx, node_id: i64) -> Result<u64> {
+pub fn get_node(ctx: &mut dyn Store, node_id: i64) -> Result<u64> {
     Ok(match ctx.get(NODE, None, &[int(node_id)])? {
         Some(node) => (field_i64(&node, "type") == Some(NODE_TYPE)) as u64,
         None => 0,

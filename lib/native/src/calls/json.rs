@@ -5,8 +5,7 @@ use bson::{Bson, Document};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::store::document::{parse_filter, Filter, Update};
-use crate::store::Range;
+use crate::calls::{Cond, Filter, Range, Update};
 
 pub fn to_bson(v: &Value) -> Result<Bson> {
     Bson::try_from(v.clone()).map_err(|e| Error::other(format!("not Extended JSON: {v}: {e}")))
@@ -72,4 +71,21 @@ pub fn update_of(args: &Value) -> Result<Update> {
         replace: to_doc(&args["replace"])?, filter: filter_of(args)?,
         upsert: args["upsert"].as_bool().unwrap_or(false), return_before: args["return_before"].as_bool().unwrap_or(false),
     })
+}
+
+/// Parses a filter in MongoDB's form: {field: value} or {field: {"$lt": value}}.
+pub fn parse_filter(doc: &Document) -> Result<Filter> {
+    doc.iter()
+        .map(|(field, value)| match value {
+            Bson::Document(op) if op.keys().next().map(|k| k.starts_with('$')).unwrap_or(false) => {
+                let (name, bound) = op.iter().next().unwrap();
+                match name.as_str() {
+                    "$lt" if op.len() == 1 => Ok((field.clone(), Cond::Lt(bound.clone()))),
+                    "$eq" if op.len() == 1 => Ok((field.clone(), Cond::Eq(bound.clone()))),
+                    _ => Err(Error::other(format!("filter on {field}: only $eq and $lt are supported (got {op})"))),
+                }
+            }
+            v => Ok((field.clone(), Cond::Eq(v.clone()))),
+        })
+        .collect()
 }

@@ -1,0 +1,24 @@
+//! Where a system's Store calls run: a target opens one Store per worker thread and answers
+//! for the system as a whole (checkpoints, counters, closing).
+//!
+//! - `embedded`: the engine inside this process, through mongod's record-store layout
+//!   (store::RecordStore); the runner is then the database server.
+//! - `server`: a MongoDB server the driver started or was given; the runner is its client.
+pub mod embedded;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::calls::Store;
+use crate::error::Result;
+
+pub trait Target: Send + Sync {
+    /// A Store for the calling thread (an engine session, or a connection to the server).
+    fn session(self: Arc<Self>) -> Result<Box<dyn Store>>;
+    /// Make everything durable (the quiesce between phases).
+    fn checkpoint(&self) -> Result<()>;
+    /// Cumulative counters, sampled at every interval (the engine's, or the server's).
+    fn stats(&self) -> Value;
+    fn close(&self) -> Result<()>;
+}
