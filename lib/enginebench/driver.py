@@ -42,26 +42,25 @@ class RunAborted(KeyboardInterrupt):
     """The run was interrupted; its folder is kept and marked aborted."""
 
 
-def _write_spec(folder: RunFolder, params: dict, system: dict, target: dict, sys_dir: Path, data_dir: Path):
-    """The runner's spec.json (its whole input), the command that runs it (None: the Python
-    runner, in the server's client environment) and what the progress display counts to."""
+def _write_spec(folder: RunFolder, params: dict, system: dict, target: dict, sys_dir: Path, data_dir: Path,
+                server=None):
+    """The runner's spec.json (its whole input), the command that runs it and what the progress
+    display counts to. `server`: the server a mongod or uri system's runner is the client of."""
     name = params["workload"]["name"]
     # Where a workload may keep files of its own (flashback: the recorder's capture, which the
     # systems after it replay from the run folder).
     context = {"run_dir": str(folder.path), "system_dir": str(sys_dir)}
     spec = {"system": {**system, "target": target["kind"]}, "data_dir": str(data_dir),
-            "workload": {"name": name, "params": {k: v for k, v in params["workload"].items() if k != "name"}},
+            "workload": {"name": name, "params": runner_params(params, system, folder.path, sys_dir)},
             "context": context, "plan": plan_steps(params, system), "max_errors": params["phases"]["max_errors"],
-            "client_processes": params["phases"].get("client_processes"),
             **SPEC_EXTRA}
-    expected = build_workload(name, spec["workload"]["params"]).expected_after_load(load_threads(params))
+    if server is not None:
+        spec["server"] = server.runner_spec(system, keep_data=bool(params.get("keep_data")))
+    expected = build_workload(name, {k: v for k, v in params["workload"].items() if k != "name"}
+                              ).expected_after_load(load_threads(params))
     spec_path = sys_dir / "spec.json"
-    command = None
-    if native.runs_natively(target["kind"]):
-        spec["workload"]["params"] = runner_params(params, system, folder.path, sys_dir)
-        command = native.command(spec_path)
     spec_path.write_text(json.dumps(spec, indent=2))
-    return spec, spec_path, command, expected
+    return spec_path, native.command(spec_path), expected
 
 
 def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, stop_flag: threading.Event,
@@ -80,7 +79,6 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
             folder.record_system(result)
             return result
     data_dir.mkdir(parents=True)
-    spec, spec_path, command, expected = _write_spec(folder, params, system, target, sys_dir, data_dir)
 
     with SystemResources(plan, f"enginebench-{folder.run_id}-{label}", device_of(data_dir),
                          undo_dir=scratch.path) as resources:
@@ -94,11 +92,7 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
             except Exception as exc:  # launch failed: everything it started is stopped; next system
                 result["status"], result["error"] = "failed", f"{type(exc).__name__}: {exc}"
                 return result
-            if server is not None:
-                spec.update(uri=server.uri, database=server.database, replsets=server.replsets,
-                            drop_database=target["kind"] == "uri",
-                            keep_data=bool(params.get("keep_data")))
-                spec_path.write_text(json.dumps(spec, indent=2))
+            spec_path, command, expected = _write_spec(folder, params, system, target, sys_dir, data_dir, server)
             Supervision(SystemRun(folder, params, label, sys_dir, spec_path, data_dir, expected, stop_flag,
                                   resources, result, server, command, scratch)).run()
         finally:

@@ -55,7 +55,7 @@ class SystemRun:
     resources: object         # resources.profiles.SystemResources
     result: dict              # the system's entry in the manifest, filled in here
     server: object = None     # a mongod/uri server (None: the embedded runner is the server)
-    command: list | None = None  # the native runner's argv (None: the Python client)
+    command: list | None = None  # the native runner's argv
     scratch: object = None    # results.scratch.Scratch
 
 
@@ -101,10 +101,9 @@ class Supervision:
             if s.server is None:  # an embedded runner is the server; a mongod's client stays outside
                 s.resources.preexec()
         self.stderr = open(s.sys_dir / "runner.log", "w")
-        python = s.server.python if s.server is not None else sys.executable  # legacy pymongo for old servers
-        self.proc = subprocess.Popen(s.command or [python, "-m", "enginebench.runner.child", str(s.spec_path)],
-                                     stdout=subprocess.PIPE, stderr=self.stderr, text=True, preexec_fn=preexec,
-                                     env={**os.environ, **RUNNER_ENV})
+        # stdin: the driver's replies to the runner's requests (runner's control.rs)
+        self.proc = subprocess.Popen(s.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
+                                     text=True, preexec_fn=preexec, env={**os.environ, **RUNNER_ENV})
         threading.Thread(target=self._read_events, name="runner-events", daemon=True).start()
         self.watched = [self.proc.pid] + (list(s.server.pids) if s.server is not None else [])
         if s.scratch is not None:  # so that a later run can end them if this driver dies
@@ -122,8 +121,9 @@ class Supervision:
         self.progress = Progress(s.label)
         self.events_file = open(s.sys_dir / "events.jsonl", "w")
         self.samples_file = open(s.sys_dir / "samples.jsonl", "w")
-        # Whose code the native runner's CPU went to, per phase (metrics/perfshare.py).
-        self.profile, reason = (perfshare.available() if s.command else (False, "a server target: its own processes"))
+        # Whose code the native runner's CPU went to, per phase (metrics/perfshare.py): the
+        # engine's on the embedded target, the client's own on a server.
+        self.profile, reason = perfshare.available()
         self.result["cpu_attribution"] = {} if self.profile else {"unavailable": reason}
 
     def _read_events(self) -> None:
@@ -170,6 +170,8 @@ class Supervision:
             self.watched += event["pids"]
             if self.s.scratch is not None:
                 self.s.scratch.started(self.watched)
+        if kind == "request":
+            self._answer(event)
         if kind == "load_verified" and not self.s.resources.plan.storage_during_load:
             self.s.resources.limit_storage()  # the measured phases run on the profile's device
         if self.profile and kind == "phase_start":
@@ -181,6 +183,30 @@ class Supervision:
             self.result["cpu_attribution"][event["phase"]] = self.profiler.stop(self.s.command[0])
             self.profiler = None
         show(self.progress, event, self.s.expected)
+
+    def _answer(self, request: dict) -> None:
+        """The runner asks for what only the driver can do: restart the server it launched for a
+        cold start (its caches go with the processes), evicting the data files in between."""
+        reply: dict = {"reply": request.get("kind")}
+        try:
+            if request.get("kind") != "restart_server":
+                raise ValueError(f"unknown request {request.get('kind')!r}; allowed: restart_server")
+            if self.s.server is None or self.s.server.deployment is None:
+                raise ValueError("cold start restarts the server, and a deployment this run did not launch "
+                                 "(TARGET=uri) cannot be restarted from here")
+            old = list(self.s.server.pids)
+            reply["done"] = self.s.server.deployment.restart(self.s.data_dir, request.get("method", "fadvise"))
+            self.watched += [pid for pid in self.s.server.pids if pid not in self.watched]
+            self.sampler.pids[:] = old + [pid for pid in self.s.server.pids if pid not in old]
+            if self.s.scratch is not None:
+                self.s.scratch.started(self.watched)
+        except Exception as exc:  # the runner fails the phase with this reason
+            reply["error"] = f"{type(exc).__name__}: {exc}"
+        try:
+            self.proc.stdin.write(json.dumps(reply) + "\n")
+            self.proc.stdin.flush()
+        except (BrokenPipeError, ValueError):
+            pass  # the runner is gone; its exit is reported as such
 
     def keep(self, line: str) -> dict:
         self.events_file.write(line)

@@ -49,6 +49,21 @@ fn rocksdb_version() -> String {
     format!("{}.{}.{}", field("ROCKSDB_MAJOR"), field("ROCKSDB_MINOR"), field("ROCKSDB_PATCH"))
 }
 
+/// A dependency's version as Cargo.lock pins it (the manifest says which driver ran).
+fn locked_version(name: &str) -> String {
+    println!("cargo:rerun-if-changed=Cargo.lock");
+    let lock = fs::read_to_string("Cargo.lock").unwrap_or_default();
+    let mut lines = lock.lines();
+    while let Some(line) = lines.next() {
+        if line == format!("name = \"{name}\"") {
+            if let Some(version) = lines.next().and_then(|v| v.strip_prefix("version = ")) {
+                return version.trim_matches('"').to_string();
+            }
+        }
+    }
+    "?".to_string()
+}
+
 /// The families' native loops: every module in src/workloads/ (`<name>.rs`, or `<name>/mod.rs`)
 /// is the family of that name and provides `build(params)`. The registry is written from the
 /// folder so that a family's loops are one file with no list to keep in step; the family's one
@@ -94,6 +109,7 @@ fn main() {
     // mongod allocates with tcmalloc; so does the runner (every engine and the workloads).
     println!("cargo:rustc-link-lib=tcmalloc_minimal");
     println!("cargo:rustc-env=EB_ROCKSDB_VERSION={}", rocksdb_version());
+    println!("cargo:rustc-env=EB_MONGODB_DRIVER_VERSION={}", locked_version("mongodb"));
 
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
     workload_registry(&out);

@@ -100,7 +100,7 @@ class Deployment:
         if p.dbpath is not None:
             p.dbpath.mkdir(parents=True, exist_ok=True)
         p.logpath.parent.mkdir(parents=True, exist_ok=True)
-        stderr = open(p.logpath.with_suffix(".stderr"), "w")
+        stderr = open(p.logpath.with_suffix(".stderr"), "a")
         self._stderr.append(stderr)
 
         def preexec():
@@ -186,6 +186,37 @@ class Deployment:
             self.stop()
             raise
         return self
+
+    def restart(self, data_dir: Path, method: str) -> dict:
+        """A cold start: every process shut down cleanly (the engines' caches go with them and
+        their dirty pages are written back), the data files evicted from the OS page cache, and
+        the same processes started again on the same data: no new replSetInitiate or addShard,
+        only a wait for each replica set's primary. Returns what was done."""
+        from .coldstart import evict
+        started = time.time()
+        with held_signals():
+            for p in reversed(self.plan.processes):
+                self._shutdown(p)
+        self.procs.clear()
+        evicted = evict(str(data_dir), method)
+        try:
+            for p in self.plan.processes:
+                if p.role != "mongos":
+                    self._spawn(p)
+            for p in self.plan.processes:
+                if p.role != "mongos":
+                    self._wait_ready(p)
+            for name, members in self.plan.replsets.items():
+                wait_for_primary(name, members, PRIMARY_TIMEOUT_S)
+            for p in self.plan.processes:
+                if p.role == "mongos":
+                    self._spawn_and_wait(p)
+        except BaseException:
+            self.stop()
+            raise
+        done = {**evicted, "restarted": [p.name for p in self.plan.processes], "seconds": time.time() - started}
+        self.events.append({"event": "restarted_for_cold_start", **done, "t": time.time()})
+        return done
 
     # -- what the sampler needs ----------------------------------------------------------------
     @property

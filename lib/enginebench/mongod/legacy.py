@@ -1,9 +1,12 @@
-"""Which Python runs the client workers for a server: today's, or the legacy environment.
+"""Which client speaks to a server: the runner's Rust driver or the legacy executor for the
+workload's commands, and today's pymongo or the legacy environment's for the companion.
 
-pymongo 4 speaks to servers from its minimum wire version up (MongoDB 4.4 for the pymongo in
-this project's environment); pymongo 3.x speaks to 2.6 to 5.0. So a 3.0-4.2 server's workers
-run in .venv-legacy (`make setup-legacy`: pymongo<4 and this project). The choice is made from
-the server's version before anything starts, and the manifest records it.
+The workload's commands go through the official Rust driver (the runner's `mongodb` crate) for
+every server it speaks to, from DRIVER_MIN_WIRE up; older servers (the posts' 3.0 and 3.2) get the
+legacy executor, pymongo 3 in .venv-legacy (`make setup-legacy`). The companion (companion.py:
+capabilities, serverStatus, sizes) runs in this environment where its pymongo 4 speaks the
+server (MongoDB 4.4 up) and in the legacy one below that (pymongo 3.x speaks to 2.6 to 5.0).
+The choice is made from the server's version before anything starts, and the manifest records it.
 """
 from __future__ import annotations
 
@@ -36,6 +39,24 @@ def wire_version(info: BinaryInfo) -> int:
         return 0
     # a development release (3.1, 4.1, ...) speaks its next stable release's version at most
     return max(v for k, v in WIRE_VERSIONS.items() if k <= key)
+
+
+# The oldest wire version the runner's Rust driver speaks: the mongodb crate 3.9 refuses servers
+# below wire version 9 ("requires at least 9 (MongoDB 4.4)", its own handshake error).
+DRIVER_MIN_WIRE = 9
+
+
+# ENGINEBENCH_EXECUTOR=legacy sends any server's commands through the legacy executor (the tests
+# run every family through both executors against the same server); =driver insists on the driver.
+EXECUTOR_ENV = "ENGINEBENCH_EXECUTOR"
+
+
+def forced_executor() -> str | None:
+    value = os.environ.get(EXECUTOR_ENV) or None
+    if value not in (None, "driver", "legacy"):
+        raise LegacyError(f"{EXECUTOR_ENV}={value!r} is not allowed; allowed values: driver, legacy (unset: by the "
+                          "server's wire version)")
+    return value
 
 
 def modern_min_wire() -> int:
@@ -83,18 +104,26 @@ def runner_python(info: BinaryInfo, label: str) -> dict:
 
 
 def client_for(wire: int, what: str) -> dict:
-    """The client environment for a server announcing `wire`, checked against each environment's
-    pymongo range: this one's, then the legacy one's (asked of it)."""
+    """How to reach a server announcing `wire`: {'executor': 'driver' | 'legacy', 'python': the
+    companion's interpreter, 'client': 'current' | 'legacy' (the companion's pymongo),
+    'legacy_python': the legacy executor's interpreter (executor legacy), 'wire_version'}."""
     check_client(wire, what)
-    if wire >= modern_min_wire():
-        return {"python": sys.executable, "client": "current", "wire_version": wire}
+    executor = forced_executor() or ("driver" if wire >= DRIVER_MIN_WIRE else "legacy")
+    if executor == "driver" and wire < DRIVER_MIN_WIRE:
+        raise NoClient(f"{what} speaks wire version {wire}; the runner's Rust driver speaks {DRIVER_MIN_WIRE} and up "
+                       f"({EXECUTOR_ENV}=driver asked for it)")
+    if wire >= modern_min_wire() and executor == "driver":
+        return {"python": sys.executable, "client": "current", "executor": executor, "wire_version": wire}
     python = legacy_python()
     if not (python.is_file() and os.access(python, os.X_OK)):
         raise LegacyError(f"{what} speaks wire version {wire}, older than this environment's pymongo supports "
-                          f"(>= {modern_min_wire()}); its client workers run in the legacy environment, which is "
-                          f"missing: run `make setup-legacy` (creates {python})")
+                          f"(>= {modern_min_wire()}); its companion{' and its commands' if executor == 'legacy' else ''} "
+                          f"run in the legacy environment, which is missing: run `make setup-legacy` (creates {python})")
     low, high = wire_range(str(python))
     if not low <= wire <= high:
         raise NoClient(f"{what} speaks wire version {wire}; the legacy environment's pymongo ({python}) speaks "
                        f"{low}-{high}, this environment's {modern_min_wire()} and up")
-    return {"python": str(python), "client": "legacy", "wire_version": wire}
+    out = {"python": str(python), "client": "legacy", "executor": executor, "wire_version": wire}
+    if executor == "legacy":
+        out["legacy_python"] = str(python)
+    return out

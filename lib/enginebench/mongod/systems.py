@@ -155,7 +155,8 @@ def prepare_systems(params: dict) -> tuple[list[dict], list[str]]:
         ready.append({**system, "mongod_launch": launch})
         banner.append(f"{system['label']}: {launch['binary']['flavour']} {launch['binary']['version']} "
                       f"({launch['binary']['path']}), engine {launch['spec']['engine']}, "
-                      f"{launch['spec']['topology']}, client {launch['client']['client']}.")
+                      f"{launch['spec']['topology']}, commands through {launch['client']['executor']}, companion pymongo "
+                      f"{launch['client']['client']}.")
     if not ready:
         raise OptionError(f"{params.get('params_file', params['experiment'])}: no system can run on the mongod "
                           "binaries found: " + " ".join(banner))
@@ -166,10 +167,27 @@ def prepare_systems(params: dict) -> tuple[list[dict], list[str]]:
 @dataclass
 class ServerHandle:
     uri: str
-    python: str
+    client: dict                          # legacy.client_for: executor and interpreters
     database: str
     deployment: object | None = None      # launch.Deployment for TARGET=mongod; None for uri
     spec: dict | None = None
+
+    @property
+    def python(self) -> str:
+        return self.client["python"]
+
+    def runner_spec(self, system: dict, keep_data: bool) -> dict:
+        """The runner spec's `server` part (lib/native/src/target/server/mod.rs ServerSpec)."""
+        spec = self.spec or {}
+        out = {"uri": self.uri, "database": self.database, "executor": self.client["executor"],
+               "companion": [self.client["python"], "-m", "enginebench.mongod.companion"],
+               "drop_database": self.deployment is None, "keep_data": keep_data,
+               "write_concern": (system.get("mongod") or {}).get("write_concern", spec.get("write_concern"))}
+        if self.client["executor"] == "legacy":
+            out["legacy"] = [self.client["legacy_python"], "-m", "enginebench.mongod.legacy_executor"]
+        if spec.get("on_stale_secondary", "stop") == "stop" and spec.get("members", 1) >= 2 and self.replsets:
+            out["watch"] = {"replsets": self.replsets, "lag_sample_s": spec.get("lag_sample_s", 1.0)}
+        return out
 
     @property
     def pids(self) -> list[int]:
@@ -210,7 +228,7 @@ def start_mongod(system: dict, sys_dir: Path, data_dir: Path, preexec) -> Server
         deployment.start()
     finally:
         deployment.write_record(deployment.record_path)
-    return ServerHandle(with_write_concern(plan.uri, spec.get("write_concern", 1)), launch["client"]["python"],
+    return ServerHandle(with_write_concern(plan.uri, spec.get("write_concern", 1)), launch["client"],
                         "enginebench", deployment, spec)
 
 
@@ -222,7 +240,7 @@ def open_server(system: dict, target: dict, sys_dir: Path, data_dir: Path, preex
     if target["kind"] == "uri":
         uri = os.environ[target_uri_env()]
         w = (system.get("mongod") or {}).get("write_concern", 1)
-        return ServerHandle(with_write_concern(uri, w), uri_python(uri, system["label"]), uri_database(system["label"]))
+        return ServerHandle(with_write_concern(uri, w), uri_client(uri, system["label"]), uri_database(system["label"]))
     return None
 
 
@@ -251,9 +269,9 @@ def uri_database(label: str) -> str:
     return "enginebench_" + re.sub(r"[^A-Za-z0-9_]", "_", label)
 
 
-def uri_python(uri: str, label: str) -> str:
-    """The client Python for an existing deployment, chosen by the wire version its handshake
-    announces (the same rules as for a launched mongod: legacy.client_for)."""
+def uri_client(uri: str, label: str) -> dict:
+    """How to reach an existing deployment, chosen by the wire version its handshake announces
+    (the same rules as for a launched mongod: legacy.client_for)."""
     import sys
 
     from pymongo.uri_parser import parse_uri
@@ -263,13 +281,13 @@ def uri_python(uri: str, label: str) -> str:
     host, port = parse_uri(uri)["nodelist"][0]
     try:
         hello = wire.command(host, port, {"isMaster": 1}, timeout_s=5)
-    except Exception:
-        return sys.executable  # TLS or auth before the handshake: today's driver, and its error if any
+    except Exception:  # TLS or auth before the handshake: today's clients, and their error if any
+        return {"python": sys.executable, "client": "current", "executor": "driver", "wire_version": None}
     try:
-        return client_for(int(hello.get("maxWireVersion", 0)), f"TARGET=uri: system {label}")["python"]
+        return client_for(int(hello.get("maxWireVersion", 0)), f"TARGET=uri: system {label}")
     except Exception as why:
         raise OptionError(str(why)) from None
 
 
 __all__ = ["prepare_systems", "start_mongod", "ServerHandle", "implied_spec", "resolve_spec", "SystemSkipped",
-           "uri_database", "uri_python", "open_server"]
+           "uri_database", "uri_client", "open_server"]

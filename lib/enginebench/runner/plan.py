@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import time
 
-from .coldstart import evict
+from ..mongod.coldstart import evict
 from .phases import run_phase
 
 

@@ -4,8 +4,10 @@
 //!   enginebench-runner run SPEC.json     run one system's phase plan, one JSON event per line
 //!   enginebench-runner serve ...         a store served over stdin/stdout (the tests' contract)
 //!   enginebench-runner trace ...         a workload's generated operations, without a store
+//!   enginebench-runner describe ...      what a workload's load leaves, and its documents' sizes
 //!   enginebench-runner engines           the engines and releases built in, and the workloads
 mod calls;
+mod control;
 mod engines;
 mod error;
 mod events;
@@ -14,6 +16,7 @@ mod plan;
 mod pyrandom;
 mod recorder;
 mod run;
+mod sample;
 mod serve;
 mod store;
 mod target;
@@ -77,6 +80,16 @@ enum Command {
         #[arg(long)]
         dir: Option<PathBuf>,
     },
+    /// What a workload's load leaves, per collection, and its documents' mean BSON size (from a
+    /// sample of its loaders' first documents), as JSON: the driver sizes a run with it.
+    Describe {
+        /// The workload's params as a JSON object, with its name: {"name": "linkbench", ...}.
+        #[arg(long)]
+        workload: String,
+        /// The load's threads (some workloads' totals depend on them).
+        #[arg(long, default_value_t = 1)]
+        load_threads: usize,
+    },
     /// The engines and releases this runner was built with, as JSON.
     Engines,
 }
@@ -88,6 +101,7 @@ fn main() {
         Command::Serve { engine, dir, options } => serve::main(&engine, &dir, &options),
         Command::Trace { workload, what, worker, workers, chunk, n, clock_ms, dir } =>
             trace::main(&workload, &what, worker, workers, chunk, n, clock_ms, dir.as_deref()),
+        Command::Describe { workload, load_threads } => sample::main(&workload, load_threads),
         Command::Engines => {
             println!("{}", run::engines_json());
             0

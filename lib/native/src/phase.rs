@@ -20,6 +20,9 @@ use crate::recorder::{Clock, Outcome, Recorder, Share, CPU_SAMPLE_EVERY};
 use crate::calls::Store;
 use crate::target::Target;
 
+/// How often a phase asks its target for a finding that ends it (a stale secondary).
+const FINDING_POLL: Duration = Duration::from_secs(1);
+
 /// Let ops finishing on a boundary land before the interval is closed.
 const GRACE: Duration = Duration::from_millis(20);
 
@@ -43,7 +46,11 @@ pub struct Env<'a> {
     max_errors: u64,
 }
 
-impl Env<'_> {
+impl<'a> Env<'a> {
+    pub fn new(ctx: &'a mut dyn Store, rec: &'a Recorder, stop: &'a AtomicBool, max_errors: u64) -> Self {
+        Env { ctx, rec, stop, errors: 0, max_errors }
+    }
+
     pub fn stopped(&self) -> bool {
         self.stop.load(Ordering::Relaxed)
     }
@@ -99,6 +106,8 @@ pub struct PhaseResult {
     pub ops: u64,
     pub aborted: bool,
     pub error: Option<Error>,
+    /// A finding that ended the phase early as a result (target::Target::finding).
+    pub stopped_by: Option<String>,
 }
 
 impl PhaseResult {
@@ -192,7 +201,7 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target
         let handle = std::thread::Builder::new().name(format!("{}-{i}", spec.name)).spawn(move || {
             rec.start_thread();
             let result = my_target.session().and_then(|mut ctx| {
-                let mut env = Env { ctx: ctx.as_mut(), rec: &rec, stop: &my_stop, errors: 0, max_errors };
+                let mut env = Env::new(ctx.as_mut(), &rec, &my_stop, max_errors);
                 work(&mut env)
             });
             rec.finish_thread();
@@ -243,10 +252,21 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target
         *next_k = upto + 1;
     };
 
+    let mut stopped_by = None;
+    let mut next_poll = Instant::now() + FINDING_POLL;
     loop {
         let at = Instant::now();
         if end.map(|e| at >= e).unwrap_or(false) || ABORT.load(Ordering::SeqCst) {
             stop.store(true, Ordering::SeqCst);
+        }
+        if at >= next_poll {
+            next_poll = at + FINDING_POLL;
+            if let Some(found) = target.finding() {
+                let kind = found["event"].as_str().unwrap_or("finding").to_string();
+                emit(&kind, found);
+                stopped_by = Some(kind);
+                stop.store(true, Ordering::SeqCst);
+            }
         }
         if stop.load(Ordering::SeqCst) || threads.iter().all(|t| t.is_finished()) {
             break;
@@ -265,7 +285,7 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target
     let finished = Instant::now();
     let failures = std::mem::take(&mut *failures.lock().unwrap());
     let aborted_by_signal = ABORT.load(Ordering::SeqCst);
-    let timed_out_normally = end.is_some() && !aborted_by_signal && failures.is_empty();
+    let timed_out_normally = end.is_some() && !aborted_by_signal && failures.is_empty() && stopped_by.is_none();
     let final_k = if timed_out_normally { last_index.unwrap() } else { clock.index(finished).max(next_k) };
     let final_end = if timed_out_normally {
         clock.start_wall + spec.duration_s.unwrap()
@@ -276,9 +296,10 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target
     close(final_k, true, Some(final_end), &mut next_k, &mut total_ops);
     let aborted = aborted_by_signal || !failures.is_empty();
     let error = if aborted_by_signal { Some(Error::other("interrupted")) } else { failures.into_iter().next() };
-    let result = PhaseResult { seconds: finished.duration_since(start).as_secs_f64(), ops: total_ops, aborted, error };
+    let result = PhaseResult { seconds: finished.duration_since(start).as_secs_f64(), ops: total_ops, aborted, error,
+                               stopped_by };
     emit("phase_end", json!({"phase": spec.name, "t": now(), "seconds": result.seconds, "ops": result.ops,
-                             "aborted": result.aborted,
+                             "aborted": result.aborted, "stopped_by": result.stopped_by,
                              "error": result.error.as_ref().map(|e| format!("{}: {}", e.type_name(), e.message)),
                              "fatal": result.error.as_ref().map(|e| e.kind == Kind::Fatal).unwrap_or(false)}));
     result

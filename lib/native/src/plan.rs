@@ -76,8 +76,12 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Tar
                 let spec = PhaseSpec { name: "load".into(), interval_s: *interval_s, duration_s: None, max_errors: 0,
                                        accounting: workload.load_accounting(), slow_us: workload.slow_us() };
                 let result = run_phase(&spec, workload.load(*threads)?, store);
+                after_phase(store.as_ref(), "load");
                 if let Some(status) = phase_outcome(&result) {
                     return Ok((status, result.error));
+                }
+                if let Some(by) = &result.stopped_by {
+                    return stopped(workload, store, by);
                 }
             }
             Step::Verify => {
@@ -103,8 +107,12 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Tar
                                        slow_us: workload.slow_us() };
                 let result = run_phase(&spec, workload.measure(&step)?, store);
                 workload.after_measure(name)?;
+                after_phase(store.as_ref(), name);
                 if let Some(status) = phase_outcome(&result) {
                     return Ok((status, result.error));
+                }
+                if let Some(by) = &result.stopped_by {
+                    return stopped(workload, store, by);
                 }
                 throughput.insert(name.clone(), result.ops as f64 / result.seconds.max(1e-9));
             }
@@ -136,6 +144,23 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Tar
             }
         }
     }
+    Ok(("complete".into(), None))
+}
+
+/// What the target reports after a phase (a server's sizes), as an event of its own.
+fn after_phase(target: &dyn Target, phase: &str) {
+    if let Some((kind, mut fields)) = target.after_phase(phase) {
+        fields["phase"] = json!(phase);
+        emit(kind, fields);
+    }
+}
+
+/// A phase ended by a finding (a stale secondary) ends the plan as a result: what the load left
+/// is counted, and says why it is short.
+fn stopped(workload: &mut dyn Workload, store: &Arc<dyn Target>, by: &str) -> Result<(String, Option<Error>)> {
+    let mut ctx = store.clone().session()?;
+    let (expected, found) = workload.verify(ctx.as_mut())?;
+    emit("load_verified", json!({"expected": expected, "found": found, "ok": expected == found, "stopped_by": by}));
     Ok(("complete".into(), None))
 }
 

@@ -19,6 +19,7 @@ use crate::events::{emit, now};
 use crate::phase::ABORT;
 use crate::plan::{self, Plan, Step};
 use crate::store::{Locking, RecordStore, StoreOptions};
+use crate::target::server::{Server, ServerSpec};
 use crate::target::Target;
 use crate::workloads;
 
@@ -47,6 +48,9 @@ pub struct Spec {
     /// Test-only: the runner stops reporting when this phase starts, as a hung runner would.
     #[serde(default)]
     pub hang_at_phase: Option<String>,
+    /// A server target: the runner is its client (None: the embedded engine is the server).
+    #[serde(default)]
+    pub server: Option<ServerSpec>,
 }
 
 fn max_errors() -> u64 {
@@ -120,6 +124,7 @@ pub fn engines_json() -> Value {
 
 pub fn main(spec_path: &Path) -> i32 {
     install_signal_handlers();
+    crate::control::listen();
     emit("runner", json!({"runner": "native", "version": env!("CARGO_PKG_VERSION"), "pid": std::process::id(), "t": now()}));
     match run(spec_path) {
         Ok((status, None)) => {
@@ -151,21 +156,13 @@ fn run(spec_path: &Path) -> Result<(String, Option<Error>)> {
     if let Some(phase) = &spec.hang_at_phase {
         crate::phase::hang_at(phase);
     }
-    let dir = Path::new(&spec.data_dir);
-    let (engine, options) = (spec.system.engine.clone(), spec.system.options.clone());
-    let opened = open_store(&engine, dir, &options)?;
-    emit("store_info", json!({"engine": opened.engine.name(), "version": opened.engine.version(), "config": opened.info(),
-                              "atomic": true, "label": spec.system.label}));
-    let mut store: Arc<dyn Target> = opened;
     let mut workload = workloads::build(&spec.workload.name, &spec.workload.params)?;
-    // Cold start on the embedded target: close the engine (writing back its dirty pages),
-    // evict its files, open it again.
-    let cold_start = |current: &Arc<dyn Target>, method: &str| -> Result<(Value, Arc<dyn Target>)> {
-        current.close()?;
-        let done = plan::evict(dir, method)?;
-        Ok((done, open_store(&engine, dir, &options)?))
+    let plan_steps = spec.plan.clone();
+    let (mut store, cold_start) = match spec.server.clone() {
+        Some(server) => open_server(server, &spec.system.label)?,
+        None => open_embedded(&spec)?,
     };
-    let plan = Plan { steps: spec.plan.clone(), max_errors: spec.max_errors, cold_start: &cold_start };
+    let plan = Plan { steps: plan_steps, max_errors: spec.max_errors, cold_start: cold_start.as_ref() };
     let outcome = plan::execute(&plan, workload.as_mut(), &mut store);
     let fatal = matches!(&outcome, Ok((_, Some(e))) if e.kind == Kind::Fatal) || matches!(&outcome, Err(e) if e.kind == Kind::Fatal);
     if !fatal {
@@ -177,6 +174,45 @@ fn run(spec_path: &Path) -> Result<(String, Option<Error>)> {
         }
     }
     outcome
+}
+
+type ColdStartFn = Box<dyn Fn(&Arc<dyn Target>, &str) -> Result<(Value, Arc<dyn Target>)>>;
+
+/// The embedded target: the engine in this process, with mongod's record-store layout.
+fn open_embedded(spec: &Spec) -> Result<(Arc<dyn Target>, ColdStartFn)> {
+    let dir = std::path::PathBuf::from(&spec.data_dir);
+    let (engine, options) = (spec.system.engine.clone(), spec.system.options.clone());
+    let opened = open_store(&engine, &dir, &options)?;
+    emit("store_info", json!({"engine": opened.engine.name(), "version": opened.engine.version(), "config": opened.info(),
+                              "atomic": true, "label": spec.system.label, "executor": "embedded"}));
+    // Cold start: close the engine (writing back its dirty pages), evict its files, open it again.
+    let cold_start: ColdStartFn = Box::new(move |current: &Arc<dyn Target>, method: &str| {
+        current.close()?;
+        let done = plan::evict(&dir, method)?;
+        let reopened: Arc<dyn Target> = open_store(&engine, &dir, &options)?;
+        Ok((done, reopened))
+    });
+    Ok((opened, cold_start))
+}
+
+/// How long a server restart for a cold start may take (a replica set elects its primary again).
+const RESTART_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// A server target: the runner is its client. Cold start: the driver, which launched the
+/// server, restarts it on the same data (its caches go with the process) and evicts its files.
+fn open_server(spec: ServerSpec, label: &str) -> Result<(Arc<dyn Target>, ColdStartFn)> {
+    let server = Server::open(spec)?;
+    let mut info = server.info.clone();
+    info["label"] = json!(label);
+    info["executor"] = json!(server.executor_name());
+    emit("store_info", info);
+    let restarted = server.clone();
+    let cold_start: ColdStartFn = Box::new(move |current: &Arc<dyn Target>, method: &str| {
+        let done = crate::control::request("restart_server", json!({"method": method}), RESTART_LIMIT)?;
+        restarted.await_ready(RESTART_LIMIT)?;
+        Ok((done, current.clone()))
+    });
+    Ok((server, cold_start))
 }
 
 /// Closes the store on a thread of its own and waits at most `limit`: an engine that failed

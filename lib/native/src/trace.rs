@@ -85,7 +85,7 @@ fn trace_linkbench(params: &Value, what: &str, worker: usize, workers: usize, ch
             }).map_err(|e| e.message)?;
         }
         "expected" => {
-            let (nodes, links, rows) = lb.expected_after_load();
+            let (nodes, links, rows) = lb.expected_counts();
             println!("{}", json!({"node": nodes, "link": links, "count": rows}));
         }
         other => return Err(format!("--what {other:?}; allowed: requests, load, nodes, expected, apply")),

@@ -5,6 +5,7 @@
 //!   (store::RecordStore); the runner is then the database server.
 //! - `server`: a MongoDB server the driver started or was given; the runner is its client.
 pub mod embedded;
+pub mod server;
 
 use std::sync::Arc;
 
@@ -21,4 +22,13 @@ pub trait Target: Send + Sync {
     /// Cumulative counters, sampled at every interval (the engine's, or the server's).
     fn stats(&self) -> Value;
     fn close(&self) -> Result<()>;
+    /// What the target reports after a measured phase (a server's dbStats and collStats).
+    fn after_phase(&self, _phase: &str) -> Option<(&'static str, Value)> {
+        None
+    }
+    /// A finding that ends the current phase as a result, not a failure (a replica set's
+    /// secondary too stale to catch up, as in the TokuMX post); polled about once a second.
+    fn finding(&self) -> Option<Value> {
+        None
+    }
 }

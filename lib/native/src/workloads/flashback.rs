@@ -357,6 +357,14 @@ impl Workload for Flashback {
         json!({"rate": "items", "rate_ops": null, "per_op": null})
     }
 
+    fn expected_after_load(&self, _load_threads: usize) -> Value {
+        self.cfg.expected.clone().unwrap_or_else(|| json!({}))
+    }
+
+    fn samples_per_collection(&self) -> bool {
+        true
+    }
+
     fn verify(&mut self, ctx: &mut dyn Store) -> Result<(Value, Value)> {
         let expected = self.cfg.expected.clone().unwrap_or(json!({}));
         let mut found = Map::new();

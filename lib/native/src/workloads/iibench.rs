@@ -287,6 +287,10 @@ impl Workload for IIBench {
         json!({"rate": "items", "rate_ops": [INSERT], "per_op": INSERT})
     }
 
+    fn expected_after_load(&self, load_threads: usize) -> Value {
+        json!({"documents": self.shared.cfg.total_docs(load_threads as i64)})
+    }
+
     fn verify(&mut self, ctx: &mut dyn Store) -> Result<(Value, Value)> {
         let total = self.shared.cfg.total_docs(self.shared.writers.load(Ordering::SeqCst) as i64);
         let mut expected = serde_json::Map::new();

@@ -27,6 +27,17 @@ pub trait Workload: Send {
     /// LinkBench's node loader or iibench's query thread).
     fn load(&mut self, threads: usize) -> Result<Vec<Worker>>;
     fn load_accounting(&self) -> Value;
+    /// Documents the load leaves, per collection (the progress display counts to it, and the
+    /// driver sizes a system's data from it before it starts).
+    fn expected_after_load(&self, load_threads: usize) -> Value;
+    /// Loaders whose first documents are representative, for sizing a run before it starts
+    /// (sample.rs): sampled up to a number of documents in all, or in each collection.
+    fn size_sample(&mut self) -> Result<Vec<Worker>> {
+        self.load(1)
+    }
+    fn samples_per_collection(&self) -> bool {
+        false
+    }
     /// (expected, found) after the load: what the load must have left.
     fn verify(&mut self, ctx: &mut dyn Store) -> Result<(Value, Value)>;
     fn measure(&mut self, step: &MeasureStep) -> Result<Vec<Worker>>;

@@ -171,6 +171,10 @@ impl Workload for TokuMX {
         json!({"rate": "items", "rate_ops": [op], "per_op": op})
     }
 
+    fn expected_after_load(&self, _load_threads: usize) -> Value {
+        json!({COLLECTION: self.cfg.documents})
+    }
+
     fn verify(&mut self, ctx: &mut dyn Store) -> Result<(Value, Value)> {
         self.counts(ctx)
     }

@@ -1,0 +1,165 @@
+"""The server's companion: what the native runner needs of a server besides the workload's own
+commands, answered with pymongo (3.x for the posts' old servers, 4.x for today's).
+
+    python -m enginebench.mongod.companion
+
+The native runner starts one companion per server system and speaks JSON lines to it
+(jsonlines.py). The workload's commands go from the runner to the server directly, through the
+Rust driver, or through the legacy executor (legacy_executor.py) for servers older than that
+driver; everything else stays here, where pymongo already speaks every server generation:
+
+  open          connect, probe what the server can do (capabilities.py), drop a borrowed
+                deployment's database, start the stale-secondary watches; answers the server's
+                identity, engine, version, gaps and whether it has transactions
+  stats         serverStatus flattened for the interval tables (serverstats.py), the shards'
+                engines summed behind mongos, replication lag; and a stale secondary, once found
+  phase_stats   dbStats and collStats after a phase
+  checkpoint    fsync before the quiesce
+  stale         the stale secondary the watches found, or null (polled every second)
+  created       a collection the workload created: sharded on a sharded deployment (sharding.py)
+  close         stop the watches, drop a borrowed database (unless keep_data), disconnect
+"""
+from __future__ import annotations
+
+import sys
+
+import pymongo
+from pymongo.errors import OperationFailure, PyMongoError
+
+from . import jsonlines
+
+TRANSACTION_ENGINES = ("wiredTiger", "inMemory")
+
+
+def hello(client) -> dict:
+    """`hello` exists from 3.6.21, 4.0.21, 4.2.10 and 4.4.2 on; older servers (the posts' 3.0.7 and
+    3.2.0, TokuMX) refuse it as an unknown command and answer isMaster."""
+    try:
+        return client.admin.command("hello")
+    except OperationFailure:
+        return client.admin.command("isMaster")
+
+
+class Companion:
+    def __init__(self):
+        self.client = None
+        self.db = None
+        self.shard_clients: list = []
+        self.watches: list = []
+        self.stale: dict | None = None
+        self.mongos = False
+        self.drop = False
+        self.keep_data = False
+
+    # -- open ---------------------------------------------------------------------------------
+    def open(self, request: dict) -> dict:
+        uri, database = request["uri"], request["database"]
+        self.drop, self.keep_data = bool(request.get("drop_database")), bool(request.get("keep_data"))
+        self.client = pymongo.MongoClient(uri, serverSelectionTimeoutMS=int(request.get("timeout_ms", 10000)))
+        self.db = self.client[database]
+        greeting = hello(self.client)
+        build = self.client.admin.command("buildInfo")
+        self.mongos = greeting.get("msg") == "isdbgrid"
+        replica_set = "setName" in greeting or self.mongos
+        version = tuple(int(x) for x in (build.get("versionArray") or build["version"].split("."))[:2])
+        try:
+            status = self.client.admin.command("serverStatus")
+        except PyMongoError as exc:  # a user without clusterMonitor: every section is then missing
+            status = {"process": f"unknown (serverStatus refused: {exc})"}
+        engine = (status.get("storageEngine") or {}).get("name", "unknown")
+        needed = (4, 2) if self.mongos else (4, 0)
+        atomic = replica_set and version >= needed and (engine in TRANSACTION_ENGINES or self.mongos)
+        if self.mongos:
+            from .sharding import shard_uris
+            self.shard_clients = [pymongo.MongoClient(u, serverSelectionTimeoutMS=5000)
+                                  for u in shard_uris(self.client.admin.command("listShards")).values()]
+        if self.drop:  # a borrowed deployment: start from an empty database
+            self.client.drop_database(database)
+        from .capabilities import probe
+        engine_status = self.shard_clients[0].admin.command("serverStatus") if self.shard_clients else status
+        capabilities = probe(self.client, self.db, greeting, status, engine_status)
+        self.watches = self._watch(request.get("watch") or {})
+        flavour = {k: build[k] for k in ("psmdbVersion", "tokumxVersion", "tokukvVersion") if k in build}
+        return {"engine": engine, "version": build["version"], "atomic": atomic,
+                "max_wire_version": greeting.get("maxWireVersion", 0),
+                "unacknowledged": capabilities.unacknowledged,
+                "config": {"gitVersion": build.get("gitVersion"), "replica_set": replica_set, "mongos": self.mongos,
+                           "transactions": atomic, "server_process": capabilities.process,
+                           "gaps": capabilities.gaps(atomic), "companion_pymongo": pymongo.version, **flavour}}
+
+    def _watch(self, watch: dict) -> list:
+        """One StaleWatch per multi-member replica set of a launched deployment: a too-stale
+        secondary is a finding (the TokuMX post's RS102), reported by the next `stats`."""
+        if not watch.get("replsets"):
+            return []
+        from .replication import StaleWatch
+
+        def on_stale(event: dict) -> None:
+            self.stale = event
+        return [StaleWatch(pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000), watch.get("lag_sample_s", 1.0),
+                           on_stale).start() for uri in watch["replsets"].values()]
+
+    # -- while the workload runs --------------------------------------------------------------
+    def stats(self) -> dict:
+        from .serverstats import flatten_server_status
+        try:
+            out = flatten_server_status(self.client.admin.command("serverStatus"))
+            if self.shard_clients:
+                from .sharding import sum_shard_counters
+                out = sum_shard_counters(out, [flatten_server_status(c.admin.command("serverStatus"))
+                                               for c in self.shard_clients])
+        except PyMongoError:
+            out = {}
+        for watch in self.watches:
+            out.update({f"repl.lag_s: {member}": lag for member, lag in watch.lag.items()})
+        return {"counters": out, "stale_secondary": self.stale}
+
+    def phase_stats(self) -> dict:
+        from .serverstats import db_and_collection_stats
+        return db_and_collection_stats(self.db)
+
+    def checkpoint(self) -> None:
+        # fsync makes the data durable (a WiredTiger checkpoint, an mmapv1 flush) before the quiesce.
+        try:
+            self.client.admin.command("fsync")
+        except PyMongoError:
+            pass  # e.g. inMemory has nothing to flush
+
+    def created(self, request: dict) -> dict | None:
+        """Shards a new, empty collection on a sharded deployment (capped ones cannot be)."""
+        if not self.mongos or request.get("capped"):
+            return None
+        from .sharding import shard_collection
+        return shard_collection(self.client, self.db.name, request["collection"])
+
+    def close(self) -> None:
+        for watch in self.watches:
+            watch.stop()
+            watch.client.close()
+        if self.client is None:
+            return
+        if self.drop and not self.keep_data:
+            self.client.drop_database(self.db.name)
+        for client in self.shard_clients:
+            client.close()
+        self.client.close()
+
+    def handle(self, op: str, request: dict):
+        if op == "open":
+            return self.open(request)
+        if op in ("stats", "phase_stats", "checkpoint", "close"):
+            return getattr(self, op)()
+        if op == "stale":
+            return self.stale
+        if op == "created":
+            return self.created(request)
+        raise ValueError(f"unknown companion request {op!r}; allowed: open, stats, stale, phase_stats, checkpoint, "
+                         "created, close")
+
+
+def main() -> int:
+    return jsonlines.serve(Companion().handle)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
