@@ -79,12 +79,10 @@ def phase_figures(run_dir: Path) -> list[dict]:
 
 
 def client_cost() -> list[dict]:
-    """The Python client's cost on the uri target, per family at smoke scale, against the
-    stand-in server started here: per phase, requests/s and the client's CPU per request (the
-    runner and its client processes, every thread: client_process_cpu_ns of the interval
-    events), with one client process and with the default number (runner/clients.py)."""
+    """The client's cost on the uri target, per family at smoke scale, against the stand-in
+    server started here: per phase, requests/s and the client's CPU per request (the runner and
+    the processes it runs beside a server: client_cpu_ns of the interval events)."""
     from . import driver, standin
-    from .runner.clients import default_processes
     why = standin.missing()
     if why:
         return [{"note": f"not measured: the stand-in server cannot start here ({why})"}]
@@ -92,13 +90,10 @@ def client_cost() -> list[dict]:
     saved_uri, saved_extra = os.environ.get("ENGINEBENCH_URI"), dict(driver.SPEC_EXTRA)
     try:
         for exp in ("linkbench_cached",) + FAMILIES:
-            for processes in (1, default_processes()):
-                # A fresh server for each run: both client settings start from the same state,
-                # and one run's leftovers in the stand-in's store cannot fail the next.
-                with tempfile.TemporaryDirectory() as logs, standin.standin_server(Path(logs)) as (uri, _, _):
-                    os.environ["ENGINEBENCH_URI"] = uri
-                    driver.SPEC_EXTRA["client_processes"] = processes
-                    rows += client_figures(_run(exp, "smoke", "uri"))
+            # A fresh server for each run: one run's leftovers in the stand-in's store cannot fail the next.
+            with tempfile.TemporaryDirectory() as logs, standin.standin_server(Path(logs)) as (uri, _, _):
+                os.environ["ENGINEBENCH_URI"] = uri
+                rows += client_figures(_run(exp, "smoke", "uri"))
     finally:
         driver.SPEC_EXTRA.clear()
         driver.SPEC_EXTRA.update(saved_extra)
@@ -125,7 +120,7 @@ def client_figures(run_dir: Path) -> list[dict]:
             phase = phases.setdefault(e["phase"], {"requests": 0, "seconds": 0.0, "cpu_ns": 0})
             phase["requests"] += sum(op["count"] for op in e["ops"].values())
             phase["seconds"] += e["t_end"] - e["t_start"]
-            phase["cpu_ns"] += e.get("client_process_cpu_ns", 0)
+            phase["cpu_ns"] += e.get("client_cpu_ns", 0)
         for name, p in phases.items():
             rows.append({"experiment": manifest["experiment"], "system": label, "phase": name,
                          "client_processes": clients.get("client_processes"), "requests": p["requests"],

@@ -28,11 +28,11 @@ from .resources.profiles import ResourcePlan, SystemResources, plan_resources
 from .params import load_params
 from .results import scratch as scratch_folders
 from .results.rundir import RunFolder, settle_all
-from .runner import native
-from .runner.plan import load_threads, plan_steps
+from . import native
+from .families import family
+from .params.plan import load_threads, plan_steps
 from .supervision import RUNNER_ENV, Supervision, SystemRun
 from .targets import TARGETS, resolve_target
-from .workloads import build_workload, runner_params
 
 # Test-only: keys added to every runner spec (hang_at_phase makes a runner hang; see lib/native).
 SPEC_EXTRA: dict = {}
@@ -51,16 +51,22 @@ def _write_spec(folder: RunFolder, params: dict, system: dict, target: dict, sys
     # systems after it replay from the run folder).
     context = {"run_dir": str(folder.path), "system_dir": str(sys_dir)}
     spec = {"system": {**system, "target": target["kind"]}, "data_dir": str(data_dir),
-            "workload": {"name": name, "params": runner_params(params, system, folder.path, sys_dir)},
+            "workload": {"name": name, "params": family(name).runner_params(params, system, folder.path, sys_dir)},
             "context": context, "plan": plan_steps(params, system), "max_errors": params["phases"]["max_errors"],
             **SPEC_EXTRA}
     if server is not None:
         spec["server"] = server.runner_spec(system, keep_data=bool(params.get("keep_data")))
-    expected = build_workload(name, {k: v for k, v in params["workload"].items() if k != "name"}
-                              ).expected_after_load(load_threads(params))
+    expected = describe(params)["expected"]
     spec_path = sys_dir / "spec.json"
     spec_path.write_text(json.dumps(spec, indent=2))
     return spec_path, native.command(spec_path), expected
+
+
+def describe(params: dict) -> dict:
+    """What the experiment's load leaves, per collection, and its documents' sizes (the runner
+    samples its own loaders: native.describe)."""
+    name = params["workload"]["name"]
+    return native.describe(name, family(name).describe_params(params), load_threads(params))
 
 
 def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, stop_flag: threading.Event,
@@ -204,8 +210,7 @@ def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None
                       f"{', '.join(selection['not_run'])}. Claims that need a system that did not run are not "
                       "evaluated.")
     # How big each system's data gets (resources/space.py), where it is kept on this machine.
-    data = None if resolved["kind"] == "uri" else space.data_estimate(
-        build_workload(params["workload"]["name"], params["workload"]), load_threads(params))
+    data = None if resolved["kind"] == "uri" else space.data_estimate(describe(params))
     return Prepared(params, resolved, systems, system_plans, banner, plan.describe(), data, selection)
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import textwrap
 
 from .params import SCALES, experiments, load_every_scale
-from .runner.plan import plan_steps
+from .params.plan import plan_steps
 
 DEFAULT_SCALE = "default"  # the Makefile's SCALE ?= and the command line's --scale default
 

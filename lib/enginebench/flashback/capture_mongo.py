@@ -179,7 +179,7 @@ def capture(client, databases: list[str], duration_s: float, path, *, profile_mb
     entries: list = []
     threads = [threading.Thread(target=_tail, args=(client[name]["system.profile"], {"ts": {"$gte": start}},
                                                     profiles[name], stop, errors), daemon=True) for name in databases]
-    from ..stores.mongo import _hello
+    from ..mongod.companion import hello as _hello
     is_replica_set = "setName" in _hello(client)   # hello only from 4.4.2/5.0; isMaster before
     if oplog and is_replica_set:
         query = {"ts": {"$gte": Timestamp(int(start.timestamp()), 0)}, "op": "i",

@@ -17,6 +17,9 @@ driver; everything else stays here, where pymongo already speaks every server ge
   checkpoint    fsync before the quiesce
   stale         the stale secondary the watches found, or null (polled every second)
   created       a collection the workload created: sharded on a sharded deployment (sharding.py)
+  slow_ops_start / slow_ops_count
+                the server's profiler records operations at or above a threshold, then counts
+                them (slowops.py: iibench's Nslow as the post counted it)
   close         stop the watches, drop a borrowed database (unless keep_data), disconnect
 """
 from __future__ import annotations
@@ -48,6 +51,7 @@ class Companion:
         self.watches: list = []
         self.stale: dict | None = None
         self.mongos = False
+        self.capabilities = None
         self.drop = False
         self.keep_data = False
 
@@ -77,7 +81,7 @@ class Companion:
             self.client.drop_database(database)
         from .capabilities import probe
         engine_status = self.shard_clients[0].admin.command("serverStatus") if self.shard_clients else status
-        capabilities = probe(self.client, self.db, greeting, status, engine_status)
+        capabilities = self.capabilities = probe(self.client, self.db, greeting, status, engine_status)
         self.watches = self._watch(request.get("watch") or {})
         flavour = {k: build[k] for k in ("psmdbVersion", "tokumxVersion", "tokukvVersion") if k in build}
         return {"engine": engine, "version": build["version"], "atomic": atomic,
@@ -153,8 +157,16 @@ class Companion:
             return self.stale
         if op == "created":
             return self.created(request)
+        if op in ("slow_ops_start", "slow_ops_count"):
+            from . import slowops
+            try:
+                if op == "slow_ops_start":
+                    return slowops.start(self, int(request["threshold_ms"]))
+                return slowops.count(self, request["collection"], request["op"], int(request["threshold_ms"]))
+            except slowops.SlowOpsUnavailable as why:  # for the report: why only the client counted
+                return {"unavailable": str(why)}
         raise ValueError(f"unknown companion request {op!r}; allowed: open, stats, stale, phase_stats, checkpoint, "
-                         "created, close")
+                         "created, slow_ops_start, slow_ops_count, close")
 
 
 def main() -> int:

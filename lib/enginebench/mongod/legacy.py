@@ -41,9 +41,9 @@ def wire_version(info: BinaryInfo) -> int:
     return max(v for k, v in WIRE_VERSIONS.items() if k <= key)
 
 
-# The oldest wire version the runner's Rust driver speaks: the mongodb crate 3.9 refuses servers
-# below wire version 9 ("requires at least 9 (MongoDB 4.4)", its own handshake error).
-DRIVER_MIN_WIRE = 9
+# The oldest wire version the runner's Rust driver speaks: mongodb 3.8.2 (lib/native/Cargo.toml)
+# accepts wire version 8 (MongoDB 4.2) and up (its src/sdam/description/server.rs; 3.9 starts at 9).
+DRIVER_MIN_WIRE = 8
 
 
 # ENGINEBENCH_EXECUTOR=legacy sends any server's commands through the legacy executor (the tests

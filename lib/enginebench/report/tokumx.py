@@ -16,7 +16,7 @@ import re
 import polars as pl
 
 from ..paths import reference_dir
-from ..runner.plan import measured_steps
+from ..params.plan import measured_steps
 from .claims import FAILS, HOLDS, Measured, NOT_EVALUATED, caveat, claim_line, evaluate, load_claims, verdict_summary
 from .runparams import load_interval_s
 from .rundata import RunData, merged_latency, system_events

@@ -2,9 +2,10 @@
 the device cannot hold that, and the cause named when a disk fills during a run.
 
 The expected size is the documents the load leaves (the workload's own count per collection,
-as the progress bar uses) times the mean BSON size of that collection's documents, measured on
-the first SAMPLE_DOCS documents each of the workload's loaders generates (a collection no sample
-reached, e.g. sysbench's 2nd to 16th, is sized at the mean of all sampled documents), plus, for
+as the progress bar uses) times the mean BSON size of that collection's documents, measured by the
+runner on the first documents each of the workload's loaders generates (lib/native/src/sample.rs;
+a collection no sample reached, e.g. sysbench's 2nd to 16th, is sized at the mean of all sampled
+documents), plus, for
 a system with an oplog, the oplog's copy of them up to its size, plus the journal the engine
 keeps whatever the data: WiredTiger's current log file and the one it preallocates (100 MB each,
 its default file_max, which mongod leaves), RocksDB's write-ahead log of what its write buffers
@@ -15,16 +16,11 @@ from __future__ import annotations
 
 import os
 import re
-import threading
 from pathlib import Path
-
-import bson
 
 from ..engines import ENGINES
 from ..metrics.sampler import dir_size
-from ..stores.base import UpdateResult
 
-SAMPLE_DOCS = 1000
 MB = 1 << 20
 # How the engines and the OS word a full disk (WiredTiger and RocksDB pass on strerror's text).
 NO_SPACE = re.compile(r"no space left on device|ENOSPC|os error 28", re.IGNORECASE)
@@ -41,75 +37,11 @@ def human(n: float) -> str:
     return f"{n:.1f} TiB"
 
 
-class _Enough(Exception):
-    """A loader has given its sample."""
-
-
-class _SampleStore:
-    """Takes a loader's insert_many calls and keeps the BSON sizes of the first documents: the
-    first SAMPLE_DOCS in all (then the loader is stopped), or with `per_collection` the first
-    SAMPLE_DOCS of each collection."""
-
-    def __init__(self, per_collection: bool = False):
-        self.per_collection = per_collection
-        self.bytes: dict[str, int] = {}
-        self.docs: dict[str, int] = {}
-
-    def insert_many(self, collection: str, docs: list, *args, **kwargs):
-        for doc in docs:
-            if self.per_collection and self.docs.get(collection, 0) >= SAMPLE_DOCS:
-                break
-            if not self.per_collection and sum(self.docs.values()) >= SAMPLE_DOCS:
-                raise _Enough
-            self.bytes[collection] = self.bytes.get(collection, 0) + len(bson.encode(doc))
-            self.docs[collection] = self.docs.get(collection, 0) + 1
-        return len(docs)
-
-    def update(self, collection: str, index, key, *, set=None, set_on_insert=None, replace=None, upsert=False,
-               **kwargs):
-        """A loader's upsert (LinkBench under `counts: linkbenchx`), sampled as the document it inserts."""
-        if upsert:
-            fields = replace if replace is not None else {**(set_on_insert or {}), **(set or {})}
-            self.insert_many(collection, [{"_id": bson.ObjectId(), **fields}])
-        return UpdateResult(matched=False, upserted=upsert)
-
-    def upsert_many(self, collection: str, index, upserts) -> int:
-        for key, arguments in upserts:
-            self.update(collection, index, key, upsert=True, **arguments)
-        return len(upserts)
-
-    def __getattr__(self, name):  # schema calls and anything else a loader makes: no data
-        return lambda *args, **kwargs: None
-
-
-class _Rec:
-    def call(self, op, fn, *args, items=None, **kwargs):
-        return fn(*args)
-
-    def count(self, *args, **kwargs):
-        pass
-
-
-def document_sizes(workload) -> dict[str, float]:
-    """Mean BSON bytes per document, per collection sampled."""
-    total_bytes: dict[str, int] = {}
-    total_docs: dict[str, int] = {}
-    for loader in workload.size_sample():
-        store = _SampleStore(per_collection=workload.samples_per_collection)
-        try:
-            loader(store, _Rec(), threading.Event())
-        except _Enough:
-            pass
-        for collection, n in store.docs.items():
-            total_docs[collection] = total_docs.get(collection, 0) + n
-            total_bytes[collection] = total_bytes.get(collection, 0) + store.bytes[collection]
-    return {c: total_bytes[c] / total_docs[c] for c in total_docs if total_docs[c]}
-
-
-def data_estimate(workload, load_threads: int) -> dict:
-    """What the load leaves, in documents and BSON bytes (the same for every system of a run)."""
-    expected = workload.expected_after_load(load_threads)
-    sizes = document_sizes(workload)
+def data_estimate(described: dict) -> dict:
+    """What the load leaves, in documents and BSON bytes (the same for every system of a run),
+    from the runner's description of the workload (native.describe)."""
+    expected = described["expected"]
+    sizes = described["bytes_per_document"]
     overall = sum(sizes.values()) / len(sizes) if sizes else 0.0
     return {"documents": sum(expected.values()),
             "bytes": int(sum(n * sizes.get(collection, overall) for collection, n in expected.items())),

@@ -1,5 +1,6 @@
-"""Systems under test behind one Store interface: the embedded engines (the native record store,
-driven from Python through `enginebench-runner serve`) and MongoDB (MongoStore)."""
+"""The native runner's targets behind one Store interface, driven from Python through
+`enginebench-runner serve` (the tests' contract): the embedded engines' record store, and servers
+through the runner's own executors."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -1,8 +1,9 @@
-"""The native record store, driven call by call from Python: `enginebench-runner serve`.
+"""The native runner's targets, driven call by call from Python: `enginebench-runner serve`.
 
-The embedded engines run in the native runner (lib/native); this Store sends each call to a
-`serve` process as a JSON line and reads the answer, so the tests exercise the very record
-store the runner measures (the same layout, engine settings and transactions). Each Python
+The workloads run in the native runner (lib/native); this Store sends each call to a `serve`
+process as a JSON line and reads the answer, so the tests exercise the very code the runner
+measures: the record store over an embedded engine (the same layout, engine settings and
+transactions), or a server through the runner's executors (the same commands). Each Python
 thread gets a session of its own in the server, on a thread of its own there, so concurrent
 tests are concurrent in the engine. Values travel as canonical Extended JSON, which keeps every
 BSON type (int32 / int64 / double / binary / ObjectId).
@@ -51,16 +52,23 @@ def _decode(value):
 
 
 class NativeStore(Store):
-    def __init__(self, engine: str, path: str | Path, options: dict):
-        Path(path).mkdir(parents=True, exist_ok=True)
+    def __init__(self, engine: str, path: str | Path, options: dict, *, server: dict | None = None):
+        """An embedded `engine` with its data in `path`; or, with `server` (the runner spec's
+        `server` part: uri, database, executor, companion, ...), that server."""
+        if server is None:
+            Path(path).mkdir(parents=True, exist_ok=True)
+            argv = ["--engine", engine, "--dir", str(path), "--options", json.dumps(options)]
+        else:
+            argv = ["--server", json.dumps(server)]
         self.engine = engine
-        self.proc = subprocess.Popen(
-            [str(native_runner()), "serve", "--engine", engine, "--dir", str(path), "--options", json.dumps(options)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
+        self.proc = subprocess.Popen([str(native_runner()), "serve", *argv], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
         ready = json.loads(self.proc.stdout.readline() or '{"error": {"message": "the server exited"}}')
         if "error" in ready:
             self.proc.wait()
-            raise StoreError(f"{engine} could not be opened at {path}: {ready['error']['message']}")
+            where = server["uri"] if server else path
+            raise StoreError(f"{engine} could not be opened at {where}: {ready['error']['message']}")
+        self.atomic = True if server is None else None   # a server says, once asked (atomic below)
         self._ids = itertools.count(1)
         self._sessions = itertools.count(1)
         self._local = threading.local()
@@ -124,7 +132,8 @@ class NativeStore(Store):
         out = self._call("update", collection=collection, index=index, key=list(key), set=set, inc=inc,
                          set_on_insert=set_on_insert, replace=replace, where=where, upsert=upsert,
                          return_before=return_before)
-        return UpdateResult(matched=out["matched"], upserted=out["upserted"], before=out["before"])
+        return UpdateResult(matched=out["matched"] if out.get("acknowledged", True) else None,
+                            upserted=out["upserted"], before=out["before"])
 
     def delete(self, collection, index, key, *, where=None) -> bool:
         return self._call("delete", collection=collection, index=index, key=list(key), where=where)
@@ -161,7 +170,9 @@ class NativeStore(Store):
 
     # -- transactions and lifecycle -------------------------------------------------------
     def run_in_transaction(self, fn, *args, **kwargs):
-        if getattr(self._local, "in_txn", False):
+        if self.atomic is None:
+            self.atomic = self._call("atomic")
+        if getattr(self._local, "in_txn", False) or not self.atomic:
             return fn(*args, **kwargs)
         for attempt in range(MAX_CONFLICT_RETRIES):
             self._call("begin")
@@ -184,7 +195,7 @@ class NativeStore(Store):
 
     def info(self) -> StoreInfo:
         out = self._call("info")
-        return StoreInfo(engine=out["engine"], version=out["version"], config=out["config"])
+        return StoreInfo(engine=out["engine"], version=out["version"], config=out.get("config") or {})
 
     def stats(self) -> dict:
         return self._call("stats")

@@ -2,7 +2,7 @@
 //! its whole config:
 //!
 //!   enginebench-runner run SPEC.json     run one system's phase plan, one JSON event per line
-//!   enginebench-runner serve ...         a store served over stdin/stdout (the tests' contract)
+//!   enginebench-runner serve ...         a target's Store calls served over stdin/stdout (the tests' contract)
 //!   enginebench-runner trace ...         a workload's generated operations, without a store
 //!   enginebench-runner describe ...      what a workload's load leaves, and its documents' sizes
 //!   enginebench-runner engines           the engines and releases built in, and the workloads
@@ -44,14 +44,17 @@ enum Command {
     /// Serve Store calls as JSON lines on stdin/stdout (one engine, any number of sessions).
     Serve {
         /// wiredtiger, rocksdb or lmdb
-        #[arg(long)]
+        #[arg(long, default_value = "")]
         engine: String,
         /// The database folder (created if missing).
-        #[arg(long)]
+        #[arg(long, default_value = ".")]
         dir: PathBuf,
         /// The system's options as a JSON object (engine options plus oplog, oplog_size_mb, mmap_lock).
         #[arg(long, default_value = "{}")]
         options: String,
+        /// Serve a server instead of an engine: its spec as JSON (uri, database, executor, companion, ...).
+        #[arg(long)]
+        server: Option<String>,
     },
     /// Print a workload's operations for given seeds, one JSON object per line, with a fixed clock.
     Trace {
@@ -98,7 +101,7 @@ fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Run { spec } => run::main(&spec),
-        Command::Serve { engine, dir, options } => serve::main(&engine, &dir, &options),
+        Command::Serve { engine, dir, options, server } => serve::main(&engine, &dir, &options, server.as_deref()),
         Command::Trace { workload, what, worker, workers, chunk, n, clock_ms, dir } =>
             trace::main(&workload, &what, worker, workers, chunk, n, clock_ms, dir.as_deref()),
         Command::Describe { workload, load_threads } => sample::main(&workload, load_threads),

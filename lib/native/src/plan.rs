@@ -75,7 +75,12 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Tar
             Step::Load { threads, interval_s } => {
                 let spec = PhaseSpec { name: "load".into(), interval_s: *interval_s, duration_s: None, max_errors: 0,
                                        accounting: workload.load_accounting(), slow_us: workload.slow_us() };
+                workload.before_load(store.as_ref())?;
                 let result = run_phase(&spec, workload.load(*threads)?, store);
+                if let Some(event) = workload.after_load(store.as_ref())? {
+                    let kind = event["event"].as_str().unwrap_or("after_load").to_string();
+                    emit(&kind, event);
+                }
                 after_phase(store.as_ref(), "load");
                 if let Some(status) = phase_outcome(&result) {
                     return Ok((status, result.error));

@@ -178,6 +178,16 @@ impl Random {
         mu + z * sigma
     }
 
+    /// expovariate(lambd): -log(1 - random()) / lambd.
+    pub fn expovariate(&mut self, lambd: f64) -> f64 {
+        -(1.0 - self.random()).ln() / lambd
+    }
+
+    /// uniform(a, b): a + (b - a) * random().
+    pub fn uniform(&mut self, a: f64, b: f64) -> f64 {
+        a + (b - a) * self.random()
+    }
+
     /// randbytes(n): getrandbits(8n) as n little-endian bytes.
     pub fn randbytes(&mut self, n: usize) -> Vec<u8> {
         let mut out = Vec::with_capacity(n + 4);

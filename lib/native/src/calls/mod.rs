@@ -154,8 +154,12 @@ pub trait Store {
     fn transaction_dyn(&mut self, f: &mut dyn FnMut(&mut dyn Store) -> Result<()>) -> Result<()>;
     /// Whether `transaction_dyn` is atomic on this target.
     fn atomic(&self) -> bool;
+    /// Whether `command` runs MongoDB commands here (server targets).
+    fn runs_commands(&self) -> bool {
+        false
+    }
     /// A MongoDB command as a client sent it (Flashback's replay of a mongod capture); only
-    /// server targets run them.
+    /// server targets run them. A find's reply holds every document of its cursor.
     fn command(&mut self, _command: &Document) -> Result<Document> {
         Err(Error::other("this target runs Store calls, not MongoDB commands"))
     }

@@ -26,6 +26,11 @@ pub trait Target: Send + Sync {
     fn after_phase(&self, _phase: &str) -> Option<(&'static str, Value)> {
         None
     }
+    /// A request to the server's companion (lib/enginebench/mongod/companion.py), for what only
+    /// a server has (its profiler); None on the embedded target.
+    fn companion(&self, _op: &str, _args: Value) -> Option<Result<Value>> {
+        None
+    }
     /// A finding that ends the current phase as a result, not a failure (a replica set's
     /// secondary too stale to catch up, as in the TokuMX post); polled about once a second.
     fn finding(&self) -> Option<Value> {

@@ -21,6 +21,7 @@ use crate::phase::{Env, Worker};
 use crate::pyrandom::Random;
 use crate::store::document::int;
 use crate::calls::{IndexSpec, Range, Store};
+use crate::target::Target;
 
 pub const COLLECTION: &str = "purchases_index";
 pub const INSERT: &str = "INSERT";
@@ -141,12 +142,14 @@ impl Shared {
 
 pub struct IIBench {
     shared: Arc<Shared>,
+    /// Why the server does not count slow inserts itself (None: its profiler does).
+    server_slow_ops: Option<String>,
 }
 
 impl IIBench {
     pub fn new(p: &Value) -> Result<Self> {
         let cfg: Config = params("iibench", p)?;
-        Ok(IIBench { shared: Arc::new(Shared { cfg, letters: random_letters(), inserted: AtomicI64::new(0),
+        Ok(IIBench { server_slow_ops: Some("the load has not started".into()), shared: Arc::new(Shared { cfg, letters: random_letters(), inserted: AtomicI64::new(0),
                                                writers: AtomicUsize::new(0), writers_left: AtomicUsize::new(0) }) })
     }
 
@@ -281,6 +284,47 @@ impl Workload for IIBench {
             workers.extend((0..s.cfg.query_threads as i64).map(|i| querier(s.clone(), i)));
         }
         Ok(workers)
+    }
+
+    /// Nslow as the post counted it, from the server's own log of slow operations: a server's
+    /// profiler records inserts at or above the threshold (mongod/slowops.py).
+    fn before_load(&mut self, target: &dyn Target) -> Result<()> {
+        let threshold_ms = (self.shared.cfg.slow_threshold_s * 1000.0) as i64;
+        self.server_slow_ops = match target.companion("slow_ops_start", json!({"threshold_ms": threshold_ms})) {
+            None => Some("an embedded engine has no server".into()),
+            Some(Ok(answer)) => answer["unavailable"].as_str().map(String::from),
+            Some(Err(e)) => Some(e.message),
+        };
+        Ok(())
+    }
+
+    fn after_load(&mut self, target: &dyn Target) -> Result<Option<Value>> {
+        let threshold_ms = (self.shared.cfg.slow_threshold_s * 1000.0) as i64;
+        let mut event = json!({"event": "slow_ops", "op": INSERT, "threshold_ms": threshold_ms});
+        let counted = match &self.server_slow_ops {
+            Some(why) if why.starts_with("an embedded engine") => return Ok(None),
+            Some(why) => Err(why.clone()),
+            None => match target.companion("slow_ops_count", json!({"collection": COLLECTION, "op": "insert",
+                                                                    "threshold_ms": threshold_ms})) {
+                Some(Ok(found)) => match found["unavailable"].as_str() {
+                    Some(why) => Err(why.to_string()),
+                    None => Ok(found),
+                },
+                Some(Err(e)) => Err(e.message),
+                None => Err("an embedded engine has no server".into()),
+            },
+        };
+        match counted {
+            Ok(Value::Object(found)) => {
+                event["source"] = json!("server");
+                event.as_object_mut().unwrap().extend(found);
+            }
+            Ok(_) | Err(_) => {
+                event["source"] = json!("client");
+                event["why"] = json!(counted.err().unwrap_or_else(|| "the server's count was not an object".into()));
+            }
+        }
+        Ok(Some(event))
     }
 
     fn load_accounting(&self) -> Value {

@@ -11,6 +11,7 @@ use serde_json::{json, Value};
 use crate::error::{Error, Result};
 use crate::phase::{Env, Worker};
 use crate::calls::Store;
+use crate::target::Target;
 
 /// One measured phase of the plan, as the workload sees it.
 pub struct MeasureStep {
@@ -27,6 +28,16 @@ pub trait Workload: Send {
     /// LinkBench's node loader or iibench's query thread).
     fn load(&mut self, threads: usize) -> Result<Vec<Worker>>;
     fn load_accounting(&self) -> Value;
+    /// Before the load, what the target must do for the workload (iibench: a server's profiler
+    /// starts recording slow inserts).
+    fn before_load(&mut self, _target: &dyn Target) -> Result<()> {
+        Ok(())
+    }
+    /// After the load: an event of what the target recorded of it (iibench: the server's count
+    /// of slow inserts), if any.
+    fn after_load(&mut self, _target: &dyn Target) -> Result<Option<Value>> {
+        Ok(None)
+    }
     /// Documents the load leaves, per collection (the progress display counts to it, and the
     /// driver sizes a system's data from it before it starts).
     fn expected_after_load(&self, load_threads: usize) -> Value;

@@ -298,10 +298,11 @@ pub fn inserted(reply: &Document, sent: usize) -> Result<usize> {
 /// An update statement's or findAndModify's reply as the Store's UpdateResult.
 pub fn updated(reply: &Document) -> Result<UpdateResult> {
     check(reply)?;
-    if let Ok(last) = reply.get_document("lastErrorObject") {
-        // findAndModify: the document before the update is its value (null when none matched).
+    if reply.contains_key("lastErrorObject") || reply.contains_key("value") {
+        // findAndModify: the document before the update is its value (null when none matched);
+        // some servers leave lastErrorObject out.
         let before = reply.get_document("value").ok().cloned();
-        let upserted = last.get("upserted").is_some();
+        let upserted = reply.get_document("lastErrorObject").map(|l| l.get("upserted").is_some()).unwrap_or(false);
         return Ok(UpdateResult { matched: before.is_some(), upserted, before, acknowledged: true });
     }
     if !reply.contains_key("n") {

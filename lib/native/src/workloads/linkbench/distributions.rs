@@ -95,7 +95,7 @@ impl InvertibleShuffler {
 pub fn nlinks_cdf() -> &'static (Vec<i64>, Vec<f64>) {
     static CDF: OnceLock<(Vec<i64>, Vec<f64>)> = OnceLock::new();
     CDF.get_or_init(|| {
-        let text = include_str!("../../../../enginebench/workloads/data/linkbench_nlinks_cdf.txt");
+        let text = include_str!("nlinks_cdf.txt");
         let mut values = Vec::new();
         let mut cumulative = Vec::new();
         for line in text.lines().filter(|l| !l.is_empty() && !l.starts_with('#')) {

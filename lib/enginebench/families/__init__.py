@@ -1,0 +1,73 @@
+"""The experiment families, each in one record: the one place a family is named.
+
+A family is its params model (families/<name>/params.py: its `workload:` block and what it
+reads of `phases:`), its workload in the native runner (lib/native/src/workloads/<name>), a
+report module (its claims table and the tables only it has) and a notebook. The params schema,
+the reports index and the notebook list are all built from FAMILIES, so adding a family means
+adding its files and one line here (README: "Adding a family or an engine").
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from ..paths import repo_root
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    report: str    # module: claims_table(run) and the family's own tables
+
+    @property
+    def notebook(self) -> Path:
+        return repo_root() / "notebooks" / f"{self.name}.ipynb"
+
+    def report_module(self) -> ModuleType:
+        return importlib.import_module(self.report)
+
+    def params_module(self) -> ModuleType:
+        return importlib.import_module(f"{__name__}.{self.name}.params")
+
+    @property
+    def params_model(self):
+        """The family's `workload:` model (params/phases.py WorkloadParams)."""
+        return self.params_module().Params
+
+    def phase_use(self, workload: dict):
+        """What this family reads of `phases:` for these workload params."""
+        return self.params_model.phase_use(workload)
+
+    def runner_params(self, params: dict, system: dict, run_dir, system_dir) -> dict:
+        """The workload params the native runner gets for this system: the `workload:` block
+        without its name, unless the family says otherwise (flashback: each system's role)."""
+        module = self.params_module()
+        if hasattr(module, "runner_params"):
+            return module.runner_params(params, system, run_dir, system_dir)
+        return {k: v for k, v in params["workload"].items() if k != "name"}
+
+    def describe_params(self, params: dict) -> dict:
+        """The workload params that size a run before it starts (`enginebench-runner describe`)."""
+        module = self.params_module()
+        if hasattr(module, "describe_params"):
+            return module.describe_params(params)
+        return {k: v for k, v in params["workload"].items() if k != "name"}
+
+
+FAMILIES: dict[str, Family] = {f.name: f for f in (
+    Family("linkbench", "enginebench.report.linkbench"),
+    Family("iibench", "enginebench.report.iibench"),
+    Family("sysbench", "enginebench.report.sysbench"),
+    Family("tokumx", "enginebench.report.tokumx"),
+    Family("flashback", "enginebench.report.flashback"),
+)}
+NAMES = tuple(FAMILIES)
+
+
+def family(name: str) -> Family:
+    try:
+        return FAMILIES[name]
+    except KeyError:
+        raise ValueError(f"unknown experiment family {name!r}; known: {', '.join(NAMES)}") from None

@@ -1,3 +1,0 @@
-from .workload import LinkBench, Params, build
-
-__all__ = ["LinkBench", "Params", "build"]
