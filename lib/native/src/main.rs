@@ -3,29 +3,12 @@
 //!
 //!   enginebench-runner run SPEC.json     run one system's phase plan, one JSON event per line
 //!   enginebench-runner serve ...         a target's Store calls served over stdin/stdout (the tests' contract)
-//!   enginebench-runner trace ...         a workload's generated operations, without a store
 //!   enginebench-runner describe ...      what a workload's load leaves, and its documents' sizes
 //!   enginebench-runner engines           the engines and releases built in, and the workloads
-mod calls;
-mod control;
-mod engines;
-mod error;
-mod events;
-mod phase;
-mod plan;
-mod pyrandom;
-mod recorder;
-mod run;
-mod sample;
-mod serve;
-mod store;
-mod target;
-mod trace;
-mod workloads;
-
 use std::path::PathBuf;
 
 use clap::{Parser, Subcommand};
+use enginebench_runner::{run, sample, serve};
 
 #[derive(Parser)]
 #[command(name = "enginebench-runner", version, about = "enginebench's native runner: the engines and the workloads' per-operation loops")]
@@ -56,33 +39,6 @@ enum Command {
         #[arg(long)]
         server: Option<String>,
     },
-    /// Print a workload's operations for given seeds, one JSON object per line, with a fixed clock.
-    Trace {
-        /// The workload's params as a JSON object, with its name: {"name": "linkbench", ...}.
-        #[arg(long)]
-        workload: String,
-        /// What to print: requests, load (a chunk's links and count rows), nodes, or (linkbench)
-        /// apply: the documents the first n requests leave in an empty store.
-        #[arg(long)]
-        what: String,
-        /// requests: the worker's index, and how many workers there are.
-        #[arg(long, default_value_t = 0)]
-        worker: usize,
-        #[arg(long, default_value_t = 1)]
-        workers: usize,
-        /// load: the first id of the chunk.
-        #[arg(long, default_value_t = 1)]
-        chunk: i64,
-        /// How many operations or documents.
-        #[arg(long, default_value_t = 100)]
-        n: usize,
-        /// The clock the documents carry, in ms since the epoch.
-        #[arg(long, default_value_t = 1_700_000_000_000)]
-        clock_ms: i64,
-        /// linkbench `apply`: the folder of the WiredTiger store the requests run on.
-        #[arg(long)]
-        dir: Option<PathBuf>,
-    },
     /// What a workload's load leaves, per collection, and its documents' mean BSON size (from a
     /// sample of its loaders' first documents), as JSON: the driver sizes a run with it.
     Describe {
@@ -102,8 +58,6 @@ fn main() {
     let code = match cli.command {
         Command::Run { spec } => run::main(&spec),
         Command::Serve { engine, dir, options, server } => serve::main(&engine, &dir, &options, server.as_deref()),
-        Command::Trace { workload, what, worker, workers, chunk, n, clock_ms, dir } =>
-            trace::main(&workload, &what, worker, workers, chunk, n, clock_ms, dir.as_deref()),
         Command::Describe { workload, load_threads } => sample::main(&workload, load_threads),
         Command::Engines => {
             println!("{}", run::engines_json());
