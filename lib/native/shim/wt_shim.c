@@ -84,6 +84,8 @@ int eb_wt_begin(WT_SESSION *s, const char *config) { return s->begin_transaction
 int eb_wt_commit(WT_SESSION *s) { return s->commit_transaction(s, NULL); }
 int eb_wt_rollback(WT_SESSION *s) { return s->rollback_transaction(s, NULL); }
 int eb_wt_checkpoint(WT_SESSION *s, const char *config) { return s->checkpoint(s, config); }
+/* Deletes the range from start's key to stop's (both set, both included) without reading it. */
+int eb_wt_truncate(WT_SESSION *s, WT_CURSOR *start, WT_CURSOR *stop) { return s->truncate(s, NULL, start, stop, NULL); }
 
 int
 eb_wt_open_cursor(WT_SESSION *s, const char *uri, const char *config, WT_CURSOR **cursor)

@@ -99,6 +99,10 @@ pub fn store_options(engine: &str, options: &Map<String, Value>) -> Result<(Stor
     let mut rest = options.clone();
     let oplog = rest.remove("oplog").map(|v| v.as_bool().unwrap_or(false)).unwrap_or(false);
     let oplog_mb = rest.remove("oplog_size_mb").and_then(|v| v.as_i64()).unwrap_or(1024);
+    let insert_group = match rest.remove("insert_group") {
+        None | Some(Value::Null) => crate::store::INSERT_GROUP,
+        Some(v) => v.as_u64().filter(|n| *n >= 1).ok_or_else(|| Error::other(format!("insert_group must be a whole number of at least 1 (got {v})")))? as usize,
+    };
     let locking = match rest.remove("mmap_lock").as_ref().and_then(|v| v.as_str()) {
         None | Some("none") => Locking::None,
         Some("collection") => Locking::Collection,
@@ -108,7 +112,7 @@ pub fn store_options(engine: &str, options: &Map<String, Value>) -> Result<(Stor
     if locking != Locking::None && engine != "lmdb" {
         return Err(Error::other(format!("mmap_lock emulates MMAPv1 and applies to the lmdb engine only (system engine: {engine})")));
     }
-    Ok((StoreOptions { oplog, oplog_bytes: oplog_mb << 20, locking, ring_capped: engine == "lmdb" }, rest))
+    Ok((StoreOptions { insert_group, oplog, oplog_bytes: oplog_mb << 20, locking, ring_capped: engine == "lmdb" }, rest))
 }
 
 pub fn open_store(engine: &str, dir: &Path, options: &Map<String, Value>) -> Result<Arc<RecordStore>> {

@@ -85,6 +85,9 @@ impl Store for SizingStore {
     fn scan(&mut self, _c: &str, _i: Option<&str>, _r: &Range) -> Result<Vec<RawDocumentBuf>> {
         Ok(Vec::new())
     }
+    fn count_in(&mut self, _c: &str, _i: &str, _p: &[Bson], _l: &[Bson]) -> Result<usize> {
+        Ok(0)
+    }
     fn count(&mut self, _c: &str, _i: Option<&str>, _r: &Range) -> Result<usize> {
         Ok(0)
     }

@@ -47,6 +47,9 @@ class Params(AppMixConfig, WorkloadParams):
     speedup: float = Field(1.0, gt=0)         # real style: replay at this multiple of the original pace
     op_filter: list[OpType] | None = None     # replay only these op types
     capture_file: str | None = None           # replay this ops file on every system instead of recording
+    # A replayed count: "collection", as Flashback's replayer ran every count (coll.Count(), the
+    # whole collection, whatever the capture's query), or "captured" (the query as recorded).
+    count_replay: Literal["collection", "captured"] = "collection"
 
     # Load the dataset (the capped log has a loader of its own), then replay until the stream ends.
     PHASES: ClassVar[PhaseUse] = uses("load.threads", "load.interval_s", "quiesce_s", "measure.threads",
@@ -74,7 +77,8 @@ def runner_params(params: dict, system: dict, run_dir: Path, system_dir: Path) -
     workload = params["workload"]
     recorder = params["systems"][0]["label"]
     out = {"app": _app(workload), "out_dir": str(system_dir), "style": workload.get("style", "real"),
-           "speedup": workload.get("speedup", 1.0), "op_filter": workload.get("op_filter")}
+           "speedup": workload.get("speedup", 1.0), "op_filter": workload.get("op_filter"),
+           "count_replay": workload.get("count_replay", "collection")}
     if workload.get("capture_file"):
         return {**out, "role": "replayer", "capture_in": workload["capture_file"]}
     if system["label"] == recorder:

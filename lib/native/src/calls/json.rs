@@ -51,6 +51,7 @@ pub fn range_of(r: &Value) -> Result<Range> {
         skip: r["skip"].as_u64().unwrap_or(0) as usize,
         limit: r["limit"].as_u64().map(|l| l as usize),
         fields: r["fields"].as_array().map(|f| f.iter().filter_map(|x| x.as_str().map(String::from)).collect()),
+        as_or: r["as_or"].as_bool().unwrap_or(false),
     })
 }
 

@@ -58,6 +58,10 @@ pub struct Range {
     pub limit: Option<usize>,
     /// A projection (without `_id`); inside the index it is a covered, index-only read.
     pub fields: Option<Vec<String>>,
+    /// A tuple `low` bound sent as the client wrote it: the rooted `$or` of its clauses, unsorted
+    /// and unhinted (iibench's queries). mongod 3.2 ran it as an OR stage, one index scan per
+    /// clause in turn (mongo@r3.2.0 src/mongo/db/exec/or.cpp), not as one seek.
+    pub as_or: bool,
 }
 
 /// An integer as pymongo encodes a Python int: int32 when it fits, else int64. Documents built
@@ -139,6 +143,9 @@ pub trait Store {
     /// field), in index order.
     fn get_many(&mut self, collection: &str, index: &str, prefix: &[Bson], last_values: &[Bson]) -> Result<Vec<RawDocumentBuf>>;
     fn scan(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<Vec<RawDocumentBuf>>;
+    /// How many documents `get_many` would return: a count of a `$in` (several index intervals,
+    /// so mongod 3.2 counted over an index scan and a fetch of each match, not a COUNT_SCAN).
+    fn count_in(&mut self, collection: &str, index: &str, prefix: &[Bson], last_values: &[Bson]) -> Result<usize>;
     /// Index entries in range (no document is read).
     fn count(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<usize>;
     /// One page of an index in key order: up to `n` entries after `after` (a mark an earlier

@@ -72,6 +72,22 @@ pub trait Session {
     /// overwrite=false cursor; MongoRocks: a read, then a write).
     fn insert_new(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<bool>;
     fn delete(&mut self, table: Table, key: &[u8]) -> Result<()>;
+    /// Deletes every key in [low, high] (both included), as WT_SESSION::truncate of a cursor range
+    /// does without reading the values; engines without a range delete remove key by key.
+    fn truncate(&mut self, table: Table, low: &[u8], high: &[u8]) -> Result<()> {
+        let mut doomed = Vec::new();
+        let end = crate::store::keys::prefix_successor(high);
+        self.scan(table, low, end.as_deref(), false, &mut |k, _| {
+            if k <= high {
+                doomed.push(k.to_vec());
+            }
+            true
+        })?;
+        for key in doomed {
+            self.delete(table, &key)?;
+        }
+        Ok(())
+    }
     /// Keys in [low, high) (high None: to the end of the table), ascending, or descending from
     /// just below `high` when `reverse`.
     fn scan(&mut self, table: Table, low: &[u8], high: Option<&[u8]>, reverse: bool, visit: Visit) -> Result<()>;
@@ -119,6 +135,13 @@ impl<'a> Options<'a> {
         match self.raw(key) {
             None => Ok(default),
             Some(v) => v.as_i64().ok_or_else(|| Error::other(format!("{}: option {key} must be an integer (got {v})", self.engine))),
+        }
+    }
+    /// An integer that may be left unset (null): the engine's own default applies.
+    pub fn optional_int(&self, key: &'static str) -> Result<Option<i64>> {
+        match self.raw(key) {
+            None => Ok(None),
+            Some(v) => v.as_i64().map(Some).ok_or_else(|| Error::other(format!("{}: option {key} must be an integer (got {v})", self.engine))),
         }
     }
     pub fn boolean(&self, key: &'static str, default: bool) -> Result<bool> {

@@ -37,6 +37,7 @@ mod ffi {
     pub enum rocksdb_iterator_t {}
     pub enum rocksdb_pinnableslice_t {}
     pub enum rocksdb_flushoptions_t {}
+    pub enum rocksdb_ratelimiter_t {}
 
     // Linked statically, as the MongoRocks builds of the posts were (mongo-rocks-3.0.4-pre-STATIC):
     // no dynamic-library indirection on its thread-local state. Its own dependencies (Debian's
@@ -125,6 +126,11 @@ mod ffi {
         pub fn rocksdb_iter_get_error(i: *const rocksdb_iterator_t, err: *mut *mut c_char);
         pub fn rocksdb_iter_destroy(i: *mut rocksdb_iterator_t);
         pub fn rocksdb_free(p: *mut c_void);
+        pub fn rocksdb_get_options_from_string(base: *const rocksdb_options_t, opts: *const c_char,
+                                               new: *mut rocksdb_options_t, err: *mut *mut c_char);
+        pub fn rocksdb_ratelimiter_create(rate_bytes_per_sec: i64, refill_period_us: i64, fairness: i32) -> *mut rocksdb_ratelimiter_t;
+        pub fn rocksdb_options_set_ratelimiter(o: *mut rocksdb_options_t, limiter: *mut rocksdb_ratelimiter_t);
+        pub fn rocksdb_ratelimiter_destroy(limiter: *mut rocksdb_ratelimiter_t);
     }
 }
 use ffi::*;
@@ -158,6 +164,25 @@ fn take_error(err: *mut c_char, what: &str) -> Result<()> {
         return Err(Error::fatal(format!("{what}: {text}")));
     }
     Err(Error::other(format!("{what}: {text}")))
+}
+
+/// MongoRocks' storage.rocksdb.configString: RocksDB's own option syntax, applied over everything
+/// above (GetOptionsFromString), as RocksEngine::_options() applied it last. The `2015` settings
+/// use it for what RocksDB 4.x did by default and 7.8.3 does not.
+unsafe fn apply_config_string(opts: *mut rocksdb_options_t, config: &str) -> Result<*mut rocksdb_options_t> {
+    if config.is_empty() {
+        return Ok(opts);
+    }
+    let text = CString::new(config).map_err(|_| Error::other("rocksdb: config_string has a NUL byte"))?;
+    let out = rocksdb_options_create();
+    let mut err: *mut c_char = ptr::null_mut();
+    rocksdb_get_options_from_string(opts, text.as_ptr(), out, &mut err);
+    rocksdb_options_destroy(opts);
+    if let Err(e) = take_error(err, &format!("rocksdb: config_string {config:?}")) {
+        rocksdb_options_destroy(out);
+        return Err(e);
+    }
+    Ok(out)
 }
 
 const META: [u8; 4] = [0, 0, 0, 0];
@@ -198,6 +223,8 @@ impl RocksDb {
             bloom_bits: o.int("bloom_bits", defaults.bloom_bits)?,
             journal_commit_ms: o.int("journal_commit_ms", defaults.journal_commit_ms)?,
             statistics: o.boolean("statistics", defaults.statistics)?,
+            rate_limit_mb: o.int("rate_limit_mb", defaults.rate_limit_mb)?,
+            config_string: o.string("config_string", &defaults.config_string, &[])?,
             ..defaults
         };
         o.finish()?;
@@ -235,6 +262,18 @@ impl RocksDb {
             if layout.statistics {
                 rocksdb_options_enable_statistics(opts);
             }
+            // MongoRocks' write rate limiter (storage.rocksdb.maxWriteMBPerSec, 1024 MB/s): with a
+            // limiter set, RocksDB also syncs files every 1 MB written (bytes_per_sync).
+            let limiter = rocksdb_ratelimiter_create(layout.rate_limit_mb << 20, 100_000, 10);
+            rocksdb_options_set_ratelimiter(opts, limiter);
+            rocksdb_ratelimiter_destroy(limiter);
+            let opts = match apply_config_string(opts, &layout.config_string) {
+                Ok(o) => o,
+                Err(e) => {
+                    rocksdb_cache_destroy(cache);
+                    return Err(e);
+                }
+            };
 
             let mut err: *mut c_char = ptr::null_mut();
             let db = rocksdb_open(opts, path.as_ptr(), &mut err);

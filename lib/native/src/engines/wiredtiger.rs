@@ -35,6 +35,7 @@ struct Api {
     commit: unsafe extern "C" fn(*mut WtSession) -> c_int,
     rollback: unsafe extern "C" fn(*mut WtSession) -> c_int,
     checkpoint: unsafe extern "C" fn(*mut WtSession, *const c_char) -> c_int,
+    truncate: unsafe extern "C" fn(*mut WtSession, *mut Cursor, *mut Cursor) -> c_int,
     log_flush: unsafe extern "C" fn(*mut WtSession, *const c_char) -> c_int,
     open_cursor: unsafe extern "C" fn(*mut WtSession, *const c_char, *const c_char, *mut *mut Cursor) -> c_int,
     cursor_close: unsafe extern "C" fn(*mut Cursor) -> c_int,
@@ -120,6 +121,7 @@ fn load_release(release: &str) -> std::result::Result<Api, String> {
             commit: sym!("eb_wt_commit"),
             rollback: sym!("eb_wt_rollback"),
             checkpoint: sym!("eb_wt_checkpoint"),
+            truncate: sym!("eb_wt_truncate"),
             log_flush: sym!("eb_wt_log_flush"),
             open_cursor: sym!("eb_wt_open_cursor"),
             cursor_close: sym!("eb_wt_cursor_close"),
@@ -205,7 +207,14 @@ impl WiredTiger {
         let cache_mb = o.int("cache_size_mb", 256)?;
         let compressor = o.string("block_compressor", "snappy", &["none", "snappy", "zstd", "zlib"])?;
         let journal = o.boolean("log", true)?;
+        let journal_compressor = o.string("journal_compressor", "snappy", &["none", "snappy", "zlib", "zstd"])?;
         let checkpoint_s = o.int("checkpoint_s", 60)?;
+        let checkpoint_log_size_mb = o.int("checkpoint_log_size_mb", 2048)?;
+        let session_max = o.int("session_max", 20000)?;
+        let eviction_threads = (o.int("eviction_threads_min", 1)?, o.int("eviction_threads_max", 4)?);
+        let eviction_dirty = (o.optional_int("eviction_dirty_target")?, o.optional_int("eviction_dirty_trigger")?);
+        let close_idle_time_s = o.int("close_idle_time_s", 100000)?;
+        let unlogged_user_tables = o.boolean("unlogged_user_tables", false)?;
         let journal_commit_ms = o.int("journal_commit_ms", mongod_layout::JOURNAL_COMMIT_MS)?;
         let prefix_compression = o.boolean("index_prefix_compression", true)?;
         let lsm_chunk_mb = o.int("lsm_chunk_mb", mongod_layout::WiredTigerLayout::default_lsm_chunk_mb(cache_mb))?;
@@ -226,7 +235,14 @@ impl WiredTiger {
             cache_mb,
             compressor: compressor.clone(),
             journal,
+            journal_compressor: journal_compressor.clone(),
             checkpoint_s,
+            checkpoint_log_size_mb,
+            session_max,
+            eviction_threads,
+            eviction_dirty,
+            close_idle_time_s,
+            unlogged_user_tables,
             lsm: table_type == "lsm",
             prefix_compression,
             lsm_chunk_mb,
@@ -254,7 +270,11 @@ impl WiredTiger {
             settings: json!({
                 "release": format!("{major}.{minor}.{patch}"), "banner": banner, "table_type": table_type,
                 "cache_size_mb": cache_mb, "block_compressor": compressor, "log": journal,
-                "checkpoint_s": checkpoint_s, "journal_commit_ms": journal_commit_ms,
+                "checkpoint_s": checkpoint_s, "journal_commit_ms": journal_commit_ms, "journal_compressor": journal_compressor,
+                "checkpoint_log_size_mb": checkpoint_log_size_mb, "session_max": session_max,
+                "eviction_threads": [eviction_threads.0, eviction_threads.1],
+                "eviction_dirty_target": eviction_dirty.0, "eviction_dirty_trigger": eviction_dirty.1,
+                "close_idle_time_s": close_idle_time_s, "unlogged_user_tables": unlogged_user_tables,
                 "index_prefix_compression": prefix_compression,
                 "lsm_chunk_mb": if table_type == "lsm" { json!(lsm_chunk_mb) } else { Value::Null },
                 "connection_config": conn_config, "record_table_config": record_config,
@@ -336,7 +356,12 @@ impl Engine for WiredTiger {
         if let Some(i) = tables.iter().position(|t| t.uri.to_str().unwrap() == uri) {
             return Ok(Table(i));
         }
+        let logged;
         let config = match kind {
+            TableKind::Records if name == crate::store::oplog::TABLE => {
+                logged = mongod_layout::WiredTigerLayout::logged_config(&self.record_config);
+                &logged
+            }
             TableKind::Records => &self.record_config,
             TableKind::Index => &self.index_config,
             TableKind::Metadata => &self.metadata_config,
@@ -569,6 +594,23 @@ impl Session for WtSessionHandle {
             return Ok(());
         }
         self.done(cursor, code, "WiredTiger remove")
+    }
+
+    /// WT_SESSION::truncate between two cursors set to the range's ends (mongod's reclaimOplog).
+    fn truncate(&mut self, table: Table, low: &[u8], high: &[u8]) -> Result<()> {
+        let start = self.cursor(table, false)?;
+        let stop = self.cursor(table, true)?;
+        self.set_key(start, table, low);
+        self.set_key(stop, table, high);
+        let code = unsafe { (self.api.truncate)(self.session, start, stop) };
+        unsafe {
+            (self.api.reset)(start);
+            (self.api.reset)(stop);
+        }
+        if code == self.api.notfound {
+            return Ok(()); // an empty range
+        }
+        self.api.check(code, "WiredTiger truncate")
     }
 
     fn scan(&mut self, table: Table, low: &[u8], high: Option<&[u8]>, reverse: bool, visit: Visit) -> Result<()> {

@@ -17,7 +17,7 @@
 //!   MongoRocks, by contrast, counts what the collection holds after an insert and deletes the
 //!   oldest in a pass of its own (rocks_record_store.cpp, cappedDeleteAsNeeded at r3.2.0).
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
 
@@ -129,6 +129,17 @@ impl Capped {
         self.bytes.load(Ordering::SeqCst) > self.cap_bytes
     }
 
+    /// How many bytes over its size the collection is (0 or less: it fits).
+    pub fn excess(&self) -> i64 {
+        self.bytes.load(Ordering::SeqCst) - self.cap_bytes
+    }
+
+    /// Accounts documents a trimmer removed.
+    pub fn removed(&self, bytes: i64, count: i64) {
+        self.bytes.fetch_sub(bytes, Ordering::SeqCst);
+        self.count.fetch_sub(count, Ordering::SeqCst);
+    }
+
     pub fn save_state(&self, meta: &mut Value) {
         if self.ring {
             meta["ring_pos"] = Value::from(*self.ring_pos.lock().unwrap());
@@ -139,7 +150,7 @@ impl Capped {
 /// Deletes the oldest documents until the collection fits, in transactions of its own. One
 /// deleter at a time: a thread that finds another deleting leaves it the work (MongoRocks'
 /// try_lock); inserts meanwhile only add to the count.
-pub fn delete_oldest(ctx: &mut Ctx, coll: &Collection) -> Result<()> {
+pub fn delete_oldest(ctx: &mut Ctx, coll: &Arc<Collection>) -> Result<()> {
     let capped = coll.capped.as_ref().unwrap();
     let Ok(mut oldest) = capped.deleter.try_lock() else { return Ok(()) };
     loop {
@@ -173,7 +184,7 @@ pub fn delete_oldest(ctx: &mut Ctx, coll: &Collection) -> Result<()> {
 
 /// Ring: the record id for a document of `size` bytes, after deleting the older documents
 /// whose space it takes. Runs inside the insert's transaction.
-pub fn ring_place(ctx: &mut Ctx, coll: &Collection, size: i64) -> Result<i64> {
+pub fn ring_place(ctx: &mut Ctx, coll: &Arc<Collection>, size: i64) -> Result<i64> {
     let capped = coll.capped.as_ref().unwrap();
     if size > capped.cap_bytes {
         return Err(Error::other(format!("a document of {size} bytes does not fit capped collection {:?} of {} bytes",
@@ -203,7 +214,8 @@ pub fn ring_place(ctx: &mut Ctx, coll: &Collection, size: i64) -> Result<i64> {
         }
         let doc = document::decode(raw)?;
         if rid - 1 == pos {
-            // Overwritten in place below: only its index entries go.
+            // Overwritten in place below: only its index entries go (and it leaves the count).
+            ctx.record_deltas.push((coll.clone(), -1));
             if let Some(id) = doc.get("_id") {
                 ctx.delete_id_entry(coll, id)?;
             }

@@ -61,7 +61,14 @@ fn add(current: Option<&Bson>, delta: &Bson) -> Result<Bson> {
 }
 
 /// The document after the update (the `_id` never changes).
-pub fn apply(before: &Document, update: &Update) -> Result<Document> {
+/// The document after the update (the `_id` never changes), and whether the update changed
+/// anything. As mongod 3.2's modifiers decide (mongo@r3.2.0 src/mongo/db/ops/modifier_set.cpp,
+/// modifier_inc.cpp): a `$set` to a value equal to the current one (numbers by value, whatever
+/// their type) and an `$inc` whose result is identical (same type and value) are no-ops; an
+/// update whose every modifier is a no-op writes nothing (UpdateStage writes only when
+/// docWasModified). A replacement is compared with the stored bytes by the caller
+/// (ModifierObjectReplace: binaryEqual).
+pub fn apply(before: &Document, update: &Update) -> Result<(Document, bool)> {
     if let Some(replacement) = &update.replace {
         let mut after = Document::new();
         if let Some(id) = before.get("_id") {
@@ -72,21 +79,28 @@ pub fn apply(before: &Document, update: &Update) -> Result<Document> {
                 after.insert(k.clone(), v.clone());
             }
         }
-        return Ok(after);
+        return Ok((after, true));
     }
     let mut after = before.clone();
+    let mut modified = false;
     if let Some(set) = &update.set {
         for (k, v) in set {
-            after.insert(k.clone(), v.clone());
+            if !after.get(k).is_some_and(|current| values_equal(current, v)) {
+                modified = true;
+                after.insert(k.clone(), v.clone());
+            }
         }
     }
     if let Some(inc) = &update.inc {
         for (k, d) in inc {
             let value = add(after.get(k), d)?;
-            after.insert(k.clone(), value);
+            if after.get(k) != Some(&value) {
+                modified = true;
+                after.insert(k.clone(), value);
+            }
         }
     }
-    Ok(after)
+    Ok((after, modified))
 }
 
 /// The document an upsert inserts: the key's fields, the filter's equalities, then

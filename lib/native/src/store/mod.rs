@@ -34,10 +34,12 @@ use crate::calls::{Filter, IndexSpec, PageEntry, Range, Store, Update, UpdateRes
 pub use lock::Locking;
 use lock::{Held, Latch};
 
-/// Documents per storage transaction when a batch is inserted outside one (mongod's
-/// internalInsertMaxBatchSize): a batch is not atomic, as insertMany is not, and one
-/// transaction never pins more dirty pages than a small cache holds.
-pub const INSERT_GROUP: usize = 64;
+/// Documents per storage transaction when a batch is inserted outside one: 1 in MongoDB 3.0 and
+/// 3.2, whose write commands inserted each document in a WriteUnitOfWork of its own
+/// (mongo@r3.2.0 src/mongo/db/commands/write_commands/batch_executor.cpp, insertOne); 64 from
+/// 3.4 on (write_ops_exec.cpp insertBatchAndHandleErrors, internalInsertMaxBatchSize). A batch
+/// is never atomic, as insertMany is not. The `insert_group` option; this is its default.
+pub const INSERT_GROUP: usize = 1;
 const CATALOG: &str = "_mdb_catalog";
 
 struct Index {
@@ -62,6 +64,10 @@ pub struct Collection {
     id_index: Option<Table>,
     indexes: RwLock<Vec<Arc<Index>>>,
     next_id: AtomicI64,
+    /// Documents in the collection, as mongod's RecordStore::numRecords keeps them: changed when
+    /// a write commits, kept in the catalog across a reopen (mongod's size storer), read by a
+    /// count with no query (CountStage::trivialCount).
+    pub num_records: AtomicI64,
     pub capped: Option<Capped>,
     lock: Arc<Latch>,
 }
@@ -74,6 +80,8 @@ impl Collection {
 }
 
 pub struct StoreOptions {
+    /// Documents per storage transaction of a batch insert (INSERT_GROUP).
+    pub insert_group: usize,
     pub oplog: bool,
     pub oplog_bytes: i64,
     pub locking: Locking,
@@ -88,6 +96,8 @@ pub struct RecordStore {
     pub options: StoreOptions,
     db_lock: Arc<Latch>,
     oplog: Option<Arc<Collection>>,
+    /// How the oplog is trimmed (engines that delete; a ring needs none).
+    pub oplog_trim: Option<oplog::Trim>,
     trimmer: std::sync::Mutex<Option<oplog::Trimmer>>,
     pub conflicts: AtomicU64,
 }
@@ -102,11 +112,15 @@ impl RecordStore {
             options,
             db_lock: Latch::new(),
             oplog: None,
+            oplog_trim: None,
             trimmer: std::sync::Mutex::new(None),
             conflicts: AtomicU64::new(0),
         };
         store.load_catalog()?;
         if store.options.oplog {
+            if !store.options.ring_capped {
+                store.oplog_trim = Some(oplog::Trim::for_engine(store.engine.as_ref(), store.options.oplog_bytes)?);
+            }
             store.oplog = Some(store.open_oplog()?);
         }
         let store = Arc::new(store);
@@ -120,7 +134,7 @@ impl RecordStore {
 
     pub fn session(self: &Arc<Self>) -> Result<Ctx> {
         Ok(Ctx { store: self.clone(), kv: self.engine.session()?, in_txn: false, txn_locks: Vec::new(),
-                 capped_inserts: Vec::new(), scratch: Vec::with_capacity(256) })
+                 capped_inserts: Vec::new(), record_deltas: Vec::new(), scratch: Vec::with_capacity(256) })
     }
 
     // -- catalog ------------------------------------------------------------------------------
@@ -164,6 +178,7 @@ impl RecordStore {
             id_index,
             indexes: RwLock::new(Vec::new()),
             next_id: AtomicI64::new(1),
+            num_records: AtomicI64::new(meta["num_records"].as_i64().unwrap_or(-1)),
             capped,
             lock: Latch::new(),
         };
@@ -185,6 +200,15 @@ impl RecordStore {
             false
         })?;
         coll.next_id.store(last + 1, Ordering::Relaxed);
+        if coll.num_records.load(Ordering::Relaxed) < 0 {
+            // Not in the catalog (a new collection, or one written before counts were kept).
+            let mut n = 0i64;
+            session.scan(coll.records, b"", None, false, &mut |_, v| {
+                n += !capped::is_filler(v) as i64;
+                true
+            })?;
+            coll.num_records.store(n, Ordering::Relaxed);
+        }
         if let Some(capped) = &coll.capped {
             capped.recount(session.as_mut(), coll.records)?;
         }
@@ -196,7 +220,7 @@ impl RecordStore {
     /// single-threaded in every workload).
     fn save_catalog(&self, coll: &Collection) -> Result<()> {
         let indexes: Vec<Value> = coll.indexes.read().unwrap().iter().map(|i| i.spec.to_json()).collect();
-        let mut meta = json!({"indexes": indexes});
+        let mut meta = json!({"indexes": indexes, "num_records": coll.num_records.load(Ordering::Relaxed)});
         if let Some(capped) = &coll.capped {
             meta["capped_bytes"] = json!(capped.cap_bytes);
             capped.save_state(&mut meta);
@@ -220,6 +244,13 @@ impl RecordStore {
         drop(session);
         let meta: Value = if meta.is_empty() { json!({}) } else { serde_json::from_slice(&meta).unwrap_or(json!({})) };
         let coll = Arc::new(self.new_collection(oplog::NAME, Some(self.options.oplog_bytes), false, &meta)?);
+        if let Some(trim) = &self.oplog_trim {
+            let mut session = self.engine.session()?;
+            session.begin(false)?;
+            let counted = trim.recount(session.as_mut(), coll.records);
+            session.rollback();
+            counted?;
+        }
         self.save_catalog(&coll)?;
         Ok(coll)
     }
@@ -237,6 +268,7 @@ impl RecordStore {
     pub fn info(&self) -> Value {
         let mut config = self.engine.config();
         config["oplog"] = json!(self.options.oplog);
+        config["insert_group"] = json!(self.options.insert_group);
         config["oplog_size_mb"] = json!(self.options.oplog_bytes >> 20);
         config["layout"] = json!("mongod's: record ids, a unique _id index, KeyString-shaped index keys");
         if self.engine.name() == "lmdb" {
@@ -254,18 +286,16 @@ impl RecordStore {
         out
     }
 
-    /// Persists what the catalog must know across a reopen (capped rings' positions).
+    /// Persists what the catalog must know across a reopen (record counts, capped rings' positions).
     pub fn checkpoint(&self) -> Result<()> {
-        self.save_capped_state()?;
+        self.save_catalogs()?;
         self.engine.checkpoint()
     }
 
-    fn save_capped_state(&self) -> Result<()> {
+    fn save_catalogs(&self) -> Result<()> {
         let colls: Vec<Arc<Collection>> = self.collections.read().unwrap().values().cloned().collect();
         for coll in colls.iter().chain(self.oplog.iter()) {
-            if coll.capped.as_ref().map(|c| c.is_ring()).unwrap_or(false) {
-                self.save_catalog(coll)?;
-            }
+            self.save_catalog(coll)?;
         }
         Ok(())
     }
@@ -274,7 +304,7 @@ impl RecordStore {
         if let Some(trimmer) = self.trimmer.lock().unwrap().take() {
             trimmer.stop();
         }
-        let saved = self.save_capped_state();
+        let saved = self.save_catalogs();
         let closed = self.engine.close();
         saved.and(closed)
     }
@@ -289,8 +319,10 @@ pub struct Ctx {
     in_txn: bool,
     /// The emulated lock an explicit transaction holds until it ends.
     txn_locks: Vec<Held>,
-    /// Capped collections this transaction inserted into, with the bytes added.
-    capped_inserts: Vec<(Arc<Collection>, i64)>,
+    /// Capped collections this transaction inserted into: (collection, record id, bytes).
+    capped_inserts: Vec<(Arc<Collection>, i64, i64)>,
+    /// Documents this transaction added to (or removed from) each collection it wrote.
+    record_deltas: Vec<(Arc<Collection>, i64)>,
     scratch: Vec<u8>,
 }
 
@@ -337,6 +369,7 @@ impl Ctx {
         self.kv.begin(true)?;
         self.in_txn = true;
         self.capped_inserts.clear();
+        self.record_deltas.clear();
         let result = f(self);
         self.in_txn = false;
         match result {
@@ -371,6 +404,7 @@ impl Ctx {
         }
         self.in_txn = true;
         self.capped_inserts.clear();
+        self.record_deltas.clear();
         Ok(())
     }
 
@@ -435,9 +469,17 @@ impl Ctx {
     /// Capped collections past their size lose their oldest documents, in a transaction of
     /// their own after the insert's commit, as mongod's cappedDeleteAsNeeded does.
     fn after_commit(&mut self) -> Result<()> {
+        for (coll, delta) in self.record_deltas.drain(..) {
+            coll.num_records.fetch_add(delta, Ordering::Relaxed);
+        }
         let inserts = std::mem::take(&mut self.capped_inserts);
-        for (coll, added) in inserts {
+        for (coll, rid, added) in inserts {
             let capped = coll.capped.as_ref().unwrap();
+            if capped.background {
+                if let Some(trim) = &self.store.oplog_trim {
+                    trim.on_commit(rid, added);
+                }
+            }
             if capped.added(added) {
                 capped::delete_oldest(self, &coll)?;
             }
@@ -526,15 +568,22 @@ impl Ctx {
             self.put_index_entry(index, doc, rid)?;
         }
         self.kv.put(coll.records, &keys::record_key(rid), &raw)?;
-        if coll.capped.is_some() {
-            self.capped_inserts.push((coll.clone(), size));
+        if let Some(capped) = &coll.capped {
+            if capped.background {
+                if let Some(trim) = &self.store.oplog_trim {
+                    trim.on_insert(self.kv.as_mut(), rid, size)?;
+                }
+            }
+            self.capped_inserts.push((coll.clone(), rid, size));
         }
+        self.record_deltas.push((coll.clone(), 1));
         self.log("i", coll, Bson::Document(doc.clone()), None)?;
         Ok((rid, size))
     }
 
     /// Removes a document and its index entries (not logged: callers log what they mean).
-    fn remove_record(&mut self, coll: &Collection, rid: i64, doc: &Document) -> Result<()> {
+    fn remove_record(&mut self, coll: &Arc<Collection>, rid: i64, doc: &Document) -> Result<()> {
+        self.record_deltas.push((coll.clone(), -1));
         if let Some(id) = doc.get("_id") {
             self.delete_id_entry(coll, id)?;
         }
@@ -555,11 +604,20 @@ impl Ctx {
         Ok(())
     }
 
-    /// The record id and stored bytes of the document with this key, or None.
-    fn locate(&mut self, coll: &Collection, index: Option<&str>, key: &[Bson], for_update: bool)
+    /// The record id and stored bytes of the document with this key, or None, reached the way
+    /// mongod 3.2's planner reached it (mongo@r3.2.0 src/mongo/db/query/get_executor.cpp):
+    /// - IDHACK, only for an `_id`-only equality (`idhack`: no other condition,
+    ///   CanonicalQuery::isSimpleIdQuery): a point lookup in the `_id` index (IDHackStage,
+    ///   IndexAccessMethod::findSingle: WiredTigerIndexUnique seekExact is WT_CURSOR::search,
+    ///   RocksUniqueIndex's a Get), then the record;
+    /// - every other equality, on `_id` with more conditions or on any other index, unique or
+    ///   not: an index cursor seek (IXSCAN: IndexScan::initIndexScan calls seek(), which is
+    ///   search_near on WiredTiger and an iterator Seek on MongoRocks, no bloom filter), then the
+    ///   record (FETCH: a point lookup, WT search / Rocks Get).
+    fn locate(&mut self, coll: &Collection, index: Option<&str>, key: &[Bson], idhack: bool, for_update: bool)
               -> Result<Option<(i64, Vec<u8>)>> {
         let rid = match index {
-            None => {
+            None if idhack => {
                 let table = coll.id_index.ok_or_else(|| Error::other(format!("{} has no _id index", coll.name)))?;
                 let id = key.first().ok_or_else(|| Error::other("a lookup by _id needs the _id value"))?;
                 let encoded = keys::encode(&[id], &[1], &mut Vec::new())?;
@@ -570,28 +628,13 @@ impl Ctx {
                 self.scratch = value;
                 rid
             }
+            None => {
+                let table = coll.id_index.ok_or_else(|| Error::other(format!("{} has no _id index", coll.name)))?;
+                self.seek(table, &[1], true, key, 1)?
+            }
             Some(name) => {
                 let index = coll.index(name)?;
-                let refs: Vec<&Bson> = key.iter().collect();
-                if index.spec.unique && key.len() == index.names.len() {
-                    let encoded = keys::encode(&refs, &index.directions, &mut Vec::new())?;
-                    let mut value = Vec::new();
-                    if self.kv.get(index.table, &encoded, &mut value)? { Some(keys::read_record_id(&value).0) } else { None }
-                } else {
-                    let mut prefix = Vec::new();
-                    keys::append_fields(&mut prefix, &refs, &index.directions, &mut Vec::new())?;
-                    if key.len() == index.names.len() {
-                        prefix.push(keys::END);
-                    }
-                    let end = keys::prefix_successor(&prefix);
-                    let unique = index.spec.unique;
-                    let mut rid = None;
-                    self.kv.scan(index.table, &prefix, end.as_deref(), false, &mut |k, v| {
-                        rid = Some(if unique { keys::read_record_id(v).0 } else { keys::split_record_id(k).1 });
-                        false
-                    })?;
-                    rid
-                }
+                self.seek(index.table, &index.directions, index.spec.unique, key, index.names.len())?
             }
         };
         let Some(rid) = rid else { return Ok(None) };
@@ -602,6 +645,24 @@ impl Ctx {
             self.kv.get(coll.records, &keys::record_key(rid), &mut raw)?
         };
         Ok(if found { Some((rid, raw)) } else { None })
+    }
+
+    /// IXSCAN's first entry for an equality on the index's leading fields: a cursor positioned
+    /// at the key (Session::scan stops after one entry) and the record id it points at.
+    fn seek(&mut self, table: Table, directions: &[i8], unique: bool, key: &[Bson], fields: usize) -> Result<Option<i64>> {
+        let refs: Vec<&Bson> = key.iter().collect();
+        let mut prefix = Vec::new();
+        keys::append_fields(&mut prefix, &refs, &directions[..refs.len().min(directions.len())], &mut Vec::new())?;
+        if key.len() == fields {
+            prefix.push(keys::END);
+        }
+        let end = keys::prefix_successor(&prefix);
+        let mut rid = None;
+        self.kv.scan(table, &prefix, end.as_deref(), false, &mut |k, v| {
+            rid = Some(if unique { keys::read_record_id(v).0 } else { keys::split_record_id(k).1 });
+            false
+        })?;
+        Ok(rid)
     }
 
     fn key_field_names(coll: &Collection, index: Option<&str>) -> Result<Vec<String>> {
@@ -643,22 +704,58 @@ impl Ctx {
     /// Index entries in range, in order (or reversed), as (key, value) copies, after `skip`,
     /// at most `limit`.
     fn entries(&mut self, coll: &Collection, index: Option<&Index>, range: &Range) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
-        let (table, start, end) = self.range_bounds(coll, index, range)?;
+        let scans = if range.as_or { self.or_clauses(coll, index, range)? } else { vec![self.range_bounds(coll, index, range)?] };
         let mut out = Vec::new();
         let mut skipped = 0usize;
         let limit = range.limit.unwrap_or(usize::MAX);
-        if limit == 0 {
-            return Ok(out);
-        }
-        self.kv.scan(table, &start, end.as_deref(), range.reverse, &mut |k, v| {
-            if skipped < range.skip {
-                skipped += 1;
-                return true;
+        for (table, start, end) in scans {
+            if out.len() >= limit {
+                break;
             }
-            out.push((k.to_vec(), v.to_vec()));
-            out.len() < limit
-        })?;
+            self.kv.scan(table, &start, end.as_deref(), range.reverse, &mut |k, v| {
+                if skipped < range.skip {
+                    skipped += 1;
+                    return true;
+                }
+                out.push((k.to_vec(), v.to_vec()));
+                out.len() < limit
+            })?;
+        }
         Ok(out)
+    }
+
+    /// The index ranges of a tuple bound's `$or` clauses, most specific first, as mongod's OR
+    /// stage scans them: (a = x, b = y, c >= z), then (a = x, b > y), then (a > x). Each clause is
+    /// a seek of its own; their ranges follow one another, so no entry is returned twice.
+    fn or_clauses(&self, coll: &Collection, index: Option<&Index>, range: &Range) -> Result<Vec<(Table, Vec<u8>, Option<Vec<u8>>)>> {
+        let (table, directions): (Table, &[i8]) = match index {
+            Some(i) => (i.table, &i.directions),
+            None => (coll.id_index.ok_or_else(|| Error::other("no _id index"))?, &[1]),
+        };
+        let low = range.low.as_ref().ok_or_else(|| Error::other("an $or range needs a low tuple bound"))?;
+        let base: Vec<&Bson> = range.prefix.iter().collect();
+        if directions.iter().any(|d| *d < 0) {
+            return Err(Error::other("$or ranges over descending index fields are not supported"));
+        }
+        let mut clauses = Vec::new();
+        for depth in (1..=low.len()).rev() {
+            let mut equal = base.clone();
+            equal.extend(low[..depth - 1].iter());
+            let mut bound = equal.clone();
+            bound.push(&low[depth - 1]);
+            let encoded = |values: &[&Bson]| -> Result<Vec<u8>> {
+                let mut out = Vec::new();
+                keys::append_fields(&mut out, values, &directions[..values.len().min(directions.len())], &mut Vec::new())?;
+                Ok(out)
+            };
+            let at = encoded(&bound)?;
+            // The last clause's bound is inclusive ($gte); the others' strict ($gt): past every
+            // key that starts with that value.
+            let start = if depth == low.len() { at } else { keys::prefix_successor(&at).unwrap_or(at) };
+            let end = if equal.is_empty() { None } else { keys::prefix_successor(&encoded(&equal)?) };
+            clauses.push((table, start, end));
+        }
+        Ok(clauses)
     }
 
     fn entry_record_id(unique: bool, key: &[u8], value: &[u8]) -> i64 {
@@ -715,7 +812,7 @@ impl Store for Ctx {
             }
             return Ok(docs.len());
         }
-        for group in docs.chunks(INSERT_GROUP) {
+        for group in docs.chunks(self.store.options.insert_group.max(1)) {
             self.write_call(&coll, |c| {
                 for doc in group {
                     c.insert_one(&coll, doc)?;
@@ -733,7 +830,7 @@ impl Store for Ctx {
         }
         let key_fields = Self::key_field_names(&coll, index)?;
         self.write_call(&coll, |c| {
-            let found = c.locate(&coll, index, key, true)?;
+            let found = c.locate(&coll, index, key, update.filter.is_empty(), true)?;
             let before = match &found {
                 Some((_, raw)) => Some(document::decode(raw)?),
                 None => None,
@@ -749,8 +846,13 @@ impl Store for Ctx {
             }
             let (rid, raw) = found.unwrap();
             let before = before.unwrap();
-            let after = document::apply(&before, update)?;
+            let (after, modified) = document::apply(&before, update)?;
             let encoded = document::encode(&after)?;
+            if !modified || (update.replace.is_some() && encoded == raw) {
+                // A no-op: nothing written, nothing logged (UpdateStage::transformAndUpdate).
+                return Ok(UpdateResult { matched: true, upserted: false, acknowledged: true,
+                                         before: if update.return_before { Some(before) } else { None } });
+            }
             if coll.capped.is_some() && encoded.len() != raw.len() {
                 // As MongoDB before 3.2 required: a capped document keeps its size.
                 return Err(Error::other(format!("an update may not change the size of a document in capped collection {collection:?}")));
@@ -783,7 +885,7 @@ impl Store for Ctx {
             return Err(Error::other(format!("cannot delete from capped collection {collection:?} (as MongoDB before 5.0 refused)")));
         }
         self.write_call(&coll, |c| {
-            let Some((rid, raw)) = c.locate(&coll, index, key, true)? else { return Ok(false) };
+            let Some((rid, raw)) = c.locate(&coll, index, key, filter.is_empty(), true)? else { return Ok(false) };
             let doc = document::decode(&raw)?;
             if !document::matches(&doc, filter) {
                 return Ok(false);
@@ -797,7 +899,7 @@ impl Store for Ctx {
 
     fn get(&mut self, collection: &str, index: Option<&str>, key: &[Bson]) -> Result<Option<RawDocumentBuf>> {
         let coll = self.store.collection(collection)?;
-        self.read_call(&coll, |c| match c.locate(&coll, index, key, false)? {
+        self.read_call(&coll, |c| match c.locate(&coll, index, key, true, false)? {
             Some((_, raw)) => Ok(Some(document::raw(raw)?)),
             None => Ok(None),
         })
@@ -822,13 +924,18 @@ impl Store for Ctx {
             let mut key = prefix.to_vec();
             for (_, value) in &keyed {
                 key.push((*value).clone());
-                if let Some((_, raw)) = c.locate(&coll, Some(index), &key, false)? {
+                if let Some((_, raw)) = c.locate(&coll, Some(index), &key, false, false)? {
                     out.push(document::raw(raw)?);
                 }
                 key.pop();
             }
             Ok(out)
         })
+    }
+
+    fn count_in(&mut self, collection: &str, index: &str, prefix: &[Bson], last_values: &[Bson]) -> Result<usize> {
+        // COUNT over IXSCAN + FETCH: the same index seeks and record fetches as the find.
+        Ok(self.get_many(collection, index, prefix, last_values)?.len())
     }
 
     fn scan(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<Vec<RawDocumentBuf>> {
@@ -882,18 +989,24 @@ impl Store for Ctx {
     /// Index entries in range (a count scan: no document is read).
     fn count(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<usize> {
         let coll = self.store.collection(collection)?;
+        if index.is_none() && range.prefix.is_empty() && range.low.is_none() && range.high.is_none() {
+            // No query: the collection's record count (mongod 3.2's CountStage::trivialCount).
+            let n = coll.num_records.load(Ordering::Relaxed).max(0) as usize;
+            return Ok(n.saturating_sub(range.skip).min(range.limit.unwrap_or(usize::MAX)));
+        }
         let idx = match index { Some(name) => Some(coll.index(name)?), None => None };
         self.read_call(&coll, |c| {
             let (table, start, end) = c.range_bounds(&coll, idx.as_deref(), range)?;
+            // COUNT_SCAN: index entries only; skip and limit as the count command applies them.
             let limit = range.limit.unwrap_or(usize::MAX);
             let mut n = 0usize;
             if limit > 0 {
                 c.kv.scan(table, &start, end.as_deref(), false, &mut |_, _| {
                     n += 1;
-                    n < limit
+                    n < limit.saturating_add(range.skip)
                 })?;
             }
-            Ok(n)
+            Ok(n.saturating_sub(range.skip).min(limit))
         })
     }
 

@@ -14,7 +14,25 @@ pub struct WiredTigerLayout {
     pub cache_mb: i64,
     pub compressor: String,
     pub journal: bool,
+    /// storage.wiredTiger.engineConfig.journalCompressor (mongod's default: snappy; the LinkBench
+    /// and sysbench posts ran none).
+    pub journal_compressor: String,
     pub checkpoint_s: i64,
+    /// checkpoint=(log_size=...): 3.0/3.2 also checkpointed after 2 GB of journal; 3.6 and later
+    /// pass no such trigger (0 here).
+    pub checkpoint_log_size_mb: i64,
+    /// session_max (3.x: 20000; 8.0: 33000).
+    pub session_max: i64,
+    /// eviction=(threads_min, threads_max) (3.x: 1 (WiredTiger's default), 4; 8.0: 4, 4).
+    pub eviction_threads: (i64, i64),
+    /// eviction_dirty_target / eviction_dirty_trigger in percent of the cache; None leaves the
+    /// release's default (2.7.0, in 3.2.0: 80 / 95; 2.9.0 and later: 5 / 20).
+    pub eviction_dirty: (Option<i64>, Option<i64>),
+    /// file_manager=(close_idle_time) in seconds (3.x: 100000; 8.0: 600).
+    pub close_idle_time_s: i64,
+    /// MongoDB 8.0 does not journal a replica set's user tables (log=(enabled=false); the oplog
+    /// keeps them durable); 3.x journaled every table.
+    pub unlogged_user_tables: bool,
     pub lsm: bool,
     pub prefix_compression: bool,
     /// LSM tables: the in-memory chunk size (WiredTiger's default is 10 MB, which mongod kept).
@@ -37,24 +55,27 @@ impl WiredTigerLayout {
     pub fn connection_config(&self) -> String {
         let remove = if self.major() >= 10 { "remove" } else { "archive" };
         let log = if self.journal {
-            format!("log=(enabled=true,{remove}=true,path=journal,compressor={}),", self.journal_compressor())
+            format!("log=(enabled=true,{remove}=true,path=journal,compressor={}),", self.journal_compressor)
         } else {
             "log=(enabled=false),".to_string()
         };
+        let log_size = if self.checkpoint_log_size_mb > 0 { format!(",log_size={}MB", self.checkpoint_log_size_mb) } else { String::new() };
+        let mut dirty = String::new();
+        if let Some(target) = self.eviction_dirty.0 {
+            dirty.push_str(&format!("eviction_dirty_target={target},"));
+        }
+        if let Some(trigger) = self.eviction_dirty.1 {
+            dirty.push_str(&format!("eviction_dirty_trigger={trigger},"));
+        }
         let mut config = format!(
-            "create,cache_size={}M,session_max=20000,eviction=(threads_max=4),config_base=false,statistics=(fast),{log}\
-             file_manager=(close_idle_time=100000),checkpoint=(wait={},log_size=2GB),statistics_log=(wait=0)",
-            self.cache_mb, self.checkpoint_s);
+            "create,cache_size={}M,session_max={},eviction=(threads_min={},threads_max={}),{dirty}config_base=false,\
+             statistics=(fast),{log}file_manager=(close_idle_time={}),checkpoint=(wait={}{log_size}),statistics_log=(wait=0)",
+            self.cache_mb, self.session_max, self.eviction_threads.0, self.eviction_threads.1, self.close_idle_time_s,
+            self.checkpoint_s);
         if !self.extensions.is_empty() {
             config.push_str(&format!(",extensions=[{}]", self.extensions.join(",")));
         }
         config
-    }
-
-    /// The journal compressor: snappy, mongod's default (storage.wiredTiger.engineConfig.
-    /// journalCompressor), unless no compressor runs at all.
-    fn journal_compressor(&self) -> &str {
-        if self.compressor == "none" { "none" } else { "snappy" }
     }
 
     fn table_type(&self) -> String {
@@ -79,7 +100,19 @@ impl WiredTigerLayout {
     /// LSM tables are what `--wiredTigerCollectionConfigString=type=lsm` asked for.
     pub fn record_table_config(&self) -> String {
         format!("type={},memory_page_max=10m,split_pct=90,leaf_value_max=64MB,checksum=on,block_compressor={},\
-                 key_format=q,value_format=u", self.table_type(), self.block_compressor())
+                 key_format=q,value_format=u{}", self.table_type(), self.block_compressor(), self.table_log())
+    }
+
+    /// A user table's journaling: MongoDB 8.0 leaves a replica set's user tables out of the
+    /// journal (WiredTigerUtil::useTableLogging); the oplog table keeps it (the store asks for
+    /// it by name: `logged_config`).
+    fn table_log(&self) -> &str {
+        if self.unlogged_user_tables { ",log=(enabled=false)" } else { "" }
+    }
+
+    /// The config of a table that is journaled whatever the setting (the oplog).
+    pub fn logged_config(config: &str) -> String {
+        config.replace(",log=(enabled=false)", "")
     }
 
     /// wiredtiger/wiredtiger_index.cpp, WiredTigerIndex::generateCreateString (identical at
@@ -89,7 +122,7 @@ impl WiredTigerLayout {
     pub fn index_table_config(&self) -> String {
         let prefix = if self.prefix_compression { "prefix_compression=true," } else { "prefix_compression=false," };
         format!("type={},internal_page_max=16k,leaf_page_max=16k,checksum=on,{prefix}block_compressor=,\
-                 key_format=u,value_format=u", self.table_type())
+                 key_format=u,value_format=u{}", self.table_type(), self.table_log())
     }
 
     fn block_compressor(&self) -> &str {
@@ -159,6 +192,10 @@ pub struct RocksLayout {
     /// RocksDB's statistics (its tickers: block cache hits, bytes written, stalls): off, as
     /// MongoRocks r3.2.0 left options.statistics unset (they cost every read a few timers).
     pub statistics: bool,
+    /// storage.rocksdb.maxWriteMBPerSec: NewGenericRateLimiter(1024 MB/s), always set.
+    pub rate_limit_mb: i64,
+    /// storage.rocksdb.configString, applied last (empty in the posts' configurations).
+    pub config_string: String,
 }
 
 impl Default for RocksLayout {
@@ -182,6 +219,8 @@ impl Default for RocksLayout {
             uncompressed_levels: 2,
             journal_commit_ms: 0,
             statistics: false,
+            rate_limit_mb: 1024,
+            config_string: String::new(),
         }
     }
 }
@@ -210,7 +249,7 @@ impl RocksLayout {
             "target_file_size_mb": self.target_file_size_mb, "max_bytes_for_level_base_mb": self.max_bytes_for_level_base_mb,
             "level_compaction_dynamic_level_bytes": self.dynamic_level_bytes,
             "optimize_filters_for_hits": self.optimize_filters_for_hits, "wal": true, "wal_sync": false,
-            "statistics": self.statistics,
+            "statistics": self.statistics, "rate_limit_mb": self.rate_limit_mb, "config_string": self.config_string,
             "transactions": "plain DB, snapshot per transaction, writes in a WriteBatchWithIndex applied at commit, write conflicts tracked as MongoRocks' RocksTransactionEngine did",
             "layout": "one key space, 4-byte big-endian prefix per collection and index (MongoRocks)",
         })

@@ -1,18 +1,38 @@
 //! The oplog of a replica-set member (the posts' op1 setups): every write appends an entry in
-//! the same transaction, and the oplog is trimmed to its size in the background, as mongod 3.2
-//! (WiredTiger's oplog stones) and MongoRocks (RocksRecordStoreThread) did. On the mmap
-//! stand-in the oplog is a ring, as MMAPv1's was.
+//! the same transaction, and a background thread trims it to its size the way each server did:
+//!
+//! - WiredTiger (mongod 3.2, oplog stones: mongo@r3.2.0 src/mongo/db/storage/wiredtiger/
+//!   wiredtiger_record_store.cpp, OplogStones and reclaimOplog): inserts are counted into
+//!   "stones" of cap/N bytes (N = cap / 16 MB, between 10 and 100); while the oplog is over its
+//!   size, the oldest whole stone goes in one WT_SESSION::truncate of its record-id range,
+//!   without reading an entry.
+//! - RocksDB (mongo-rocks r3.2.0 src/rocks_record_store.cpp, RocksOplogKeyTracker and
+//!   cappedDeleteAsNeeded_inlock): a second key space mirrors every entry's record id with its
+//!   size; trimming walks that tracker (never the entries), and deletes entry and tracker key one
+//!   by one, at most 20000 a pass.
+//!
+//! On the mmap stand-in the oplog is a ring, as MMAPv1's was (capped.rs).
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bson::{doc, Bson, Document, Timestamp};
 
-use super::{capped, Collection, RecordStore};
+use super::{keys, Collection, Ctx, RecordStore};
+use crate::engines::{Engine, Session, Table, TableKind};
 use crate::error::Result;
 
 pub const NAME: &str = "oplog.rs";
+/// The oplog's record table, as the engine names it.
+pub const TABLE: &str = "collection-oplog.rs";
+/// MongoRocks' tracker key space (its prefix is the oplog's + 1; a table of its own here).
+const TRACKER: &str = "oplog-key-tracker";
+/// OplogStones: _numStonesToKeep = min(100, max(10, maxSize / BSONObjMaxInternalSize)).
+const STONE_UNIT: i64 = 16 * 1024 * 1024 + 16 * 1024;
+/// MongoRocks deletes at most this many entries a pass.
+const TRACKER_PASS: usize = 20_000;
 static INCREMENT: AtomicU64 = AtomicU64::new(0);
 
 /// An entry as mongod 3.2 writes it: {ts, t, h, v, op, ns, o[, o2]}.
@@ -31,6 +51,141 @@ pub fn entry(op: &str, collection: &str, o: Bson, o2: Option<Bson>) -> Document 
     e
 }
 
+/// A run of entries the stones trim at once: its last record id and what it holds.
+#[derive(Clone, Copy, Default)]
+struct Stone {
+    last: i64,
+    bytes: i64,
+}
+
+pub struct Stones {
+    min_bytes: i64,
+    /// The oldest entry still in the oplog.
+    first: i64,
+    sealed: VecDeque<Stone>,
+    current: Stone,
+}
+
+impl Stones {
+    fn new(cap_bytes: i64) -> Stones {
+        let n = (cap_bytes / STONE_UNIT).clamp(10, 100);
+        Stones { min_bytes: (cap_bytes / n).max(1), first: 1, sealed: VecDeque::new(), current: Stone::default() }
+    }
+
+    /// A committed insert (updateCurrentStoneAfterInsertOnCommit).
+    fn add(&mut self, rid: i64, bytes: i64) {
+        self.current.last = self.current.last.max(rid);
+        self.current.bytes += bytes;
+        if self.current.bytes >= self.min_bytes {
+            self.sealed.push_back(std::mem::take(&mut self.current));
+        }
+    }
+}
+
+/// How this store trims its oplog.
+pub enum Trim {
+    Stones(Mutex<Stones>),
+    KeyTracker(Table),
+}
+
+impl Trim {
+    /// As the engine's server did: stones for WiredTiger, the key tracker for RocksDB.
+    pub fn for_engine(engine: &dyn Engine, cap_bytes: i64) -> Result<Trim> {
+        if engine.name() == "rocksdb" {
+            return Ok(Trim::KeyTracker(engine.table(TRACKER, TableKind::Index)?));
+        }
+        Ok(Trim::Stones(Mutex::new(Stones::new(cap_bytes))))
+    }
+
+    /// Inside an entry's insert transaction: the tracker's key (RocksDB).
+    pub fn on_insert(&self, kv: &mut dyn Session, rid: i64, bytes: i64) -> Result<()> {
+        if let Trim::KeyTracker(tracker) = self {
+            kv.put(*tracker, &keys::record_key(rid), &(bytes as u32).to_be_bytes())?;
+        }
+        Ok(())
+    }
+
+    /// After the insert committed: the stones' accounting (WiredTiger).
+    pub fn on_commit(&self, rid: i64, bytes: i64) {
+        if let Trim::Stones(stones) = self {
+            stones.lock().unwrap().add(rid, bytes);
+        }
+    }
+
+    /// After a reopen: the stones are counted again from the entries (mongod scans or samples the
+    /// oplog at startup, _calculateStones).
+    pub fn recount(&self, session: &mut dyn Session, records: Table) -> Result<()> {
+        let Trim::Stones(stones) = self else { return Ok(()) };
+        let mut s = stones.lock().unwrap();
+        let mut first = None;
+        session.scan(records, b"", None, false, &mut |k, v| {
+            let rid = keys::record_id(k);
+            first.get_or_insert(rid);
+            s.add(rid, v.len() as i64);
+            true
+        })?;
+        s.first = first.unwrap_or(1);
+        Ok(())
+    }
+}
+
+/// One trimming pass: entries out until the oplog fits (or nothing more can go).
+pub fn trim(ctx: &mut Ctx, oplog: &Arc<Collection>, how: &Trim) -> Result<()> {
+    match how {
+        Trim::Stones(stones) => trim_stones(ctx, oplog, stones),
+        Trim::KeyTracker(tracker) => trim_tracked(ctx, oplog, *tracker),
+    }
+}
+
+fn trim_stones(ctx: &mut Ctx, oplog: &Arc<Collection>, stones: &Mutex<Stones>) -> Result<()> {
+    let capped = oplog.capped.as_ref().unwrap();
+    while capped.over() {
+        let (first, stone) = {
+            let s = stones.lock().unwrap();
+            match s.sealed.front() {
+                Some(stone) => (s.first, *stone),
+                None => return Ok(()),
+            }
+        };
+        let (low, high) = (keys::record_key(first), keys::record_key(stone.last));
+        ctx.transaction(|c| c.kv.truncate(oplog.records, &low, &high))?;
+        let removed = {
+            let mut s = stones.lock().unwrap();
+            s.sealed.pop_front();
+            s.first = stone.last + 1;
+            stone.last - first + 1
+        };
+        capped.removed(stone.bytes, removed);
+        oplog.num_records.fetch_sub(removed, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+fn trim_tracked(ctx: &mut Ctx, oplog: &Arc<Collection>, tracker: Table) -> Result<()> {
+    let capped = oplog.capped.as_ref().unwrap();
+    let excess = capped.excess();
+    if excess <= 0 {
+        return Ok(());
+    }
+    let (freed, removed) = ctx.transaction(|c| {
+        let mut victims = Vec::new();
+        let mut freed = 0i64;
+        c.kv.scan(tracker, b"", None, false, &mut |k, v| {
+            freed += u32::from_be_bytes(v[..4].try_into().unwrap_or([0; 4])) as i64;
+            victims.push(k.to_vec());
+            freed < excess && victims.len() < TRACKER_PASS
+        })?;
+        for key in &victims {
+            c.kv.delete(oplog.records, key)?;
+            c.kv.delete(tracker, key)?;
+        }
+        Ok((freed, victims.len() as i64))
+    })?;
+    capped.removed(freed, removed);
+    oplog.num_records.fetch_sub(removed, Ordering::Relaxed);
+    Ok(())
+}
+
 pub struct Trimmer {
     stop: Arc<AtomicBool>,
     handle: JoinHandle<()>,
@@ -46,7 +201,8 @@ impl Trimmer {
                 let over = oplog.capped.as_ref().map(|c| c.over()).unwrap_or(false);
                 if over {
                     let Some(store) = store.upgrade() else { return };
-                    let trimmed = store.session().and_then(|mut ctx| capped::delete_oldest(&mut ctx, &oplog));
+                    let Some(how) = store.oplog_trim.as_ref() else { return };
+                    let trimmed = store.session().and_then(|mut ctx| trim(&mut ctx, &oplog, how));
                     if let Err(e) = trimmed {
                         eprintln!("oplog trimming failed: {e}");
                         if e.kind == crate::error::Kind::Fatal {

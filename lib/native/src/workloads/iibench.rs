@@ -250,10 +250,13 @@ fn query(ctx: &mut dyn Store, cfg: &Config, op: &str, price: f64, customer: i64,
         "QUERY_MARKETSEGMENT" => ("marketsegment", vec![Bson::Double(price), int(customer)], &["price", "customerid"]),
         _ => ("registersegment", vec![int(register), Bson::Double(price), int(customer)], &["cashregisterid", "price", "customerid"]),
     };
+    // iibench-mongodb's MyQuery.run(): coll.find({$or: [...]}, keys).limit(queryLimit), no sort
+    // and no hint (tmcallaghan/iibench-mongodb@4215862 src/jmongoiibench.java).
     let rows = ctx.scan(COLLECTION, Some(index), &Range {
         low: Some(low),
         limit: Some(cfg.query_limit),
         fields: Some(fields.iter().map(|f| f.to_string()).collect()),
+        as_or: true,
         ..Default::default()
     })?;
     Ok(rows.len() as u64)

@@ -8,7 +8,7 @@
 //!   is the post's readAndUpdate(): findOne on a random x, then $set y to y + that x (so
 //!   documents grow, as in the post); read is the same findOne alone.
 use base64::Engine as _;
-use bson::{doc, Document};
+use bson::{doc, Bson, Document};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -16,8 +16,7 @@ use super::{params, MeasureStep, Workload};
 use crate::error::Result;
 use crate::phase::{Env, Worker};
 use crate::pyrandom::Random;
-use crate::calls::{int, Update};
-use crate::calls::{IndexSpec, Range, Store};
+use crate::calls::{IndexSpec, Range, Store, Update};
 
 pub const COLLECTION: &str = "johan"; // the post's test.johan
 pub const X_INDEX: &str = "x_1"; // db.johan.ensureIndex({x:1})
@@ -49,8 +48,15 @@ pub fn payload(rng: &mut Random, chars: usize) -> String {
     s
 }
 
+/// {x: i, y: data}: the post's shell loop stored x as a double, as every number literal of the
+/// mongo shell is one (mongo@r2.4 engine_v8.cpp v8ToMongoNumber, r3.2 mozjs/valuewriter.cpp).
 pub fn document(rng: &mut Random, i: i64, chars: usize) -> Document {
-    doc! {"x": int(i), "y": payload(rng, chars)}
+    doc! {"x": x_value(i), "y": payload(rng, chars)}
+}
+
+/// x as the shell sent it, in documents and in queries: a double.
+pub fn x_value(x: i64) -> Bson {
+    Bson::Double(x as f64)
 }
 
 pub struct TokuMX {
@@ -135,13 +141,13 @@ fn client(cfg: std::sync::Arc<Config>, clients: usize, index: usize) -> Worker {
             let x = rng.randint(1, cfg.documents);
             let mut found = None;
             env.op(FIND, None, |ctx| {
-                found = ctx.get(COLLECTION, Some(X_INDEX), &[int(x)])?;
+                found = ctx.get(COLLECTION, Some(X_INDEX), &[x_value(x)])?;
                 Ok(found.is_some() as u64)
             })?;
             if let (true, Some(doc)) = (updating, found) {
                 let y = format!("{}{x}", doc.get_str("y").unwrap_or_default());
                 env.op(UPDATE, None, |ctx| {
-                    ctx.update(COLLECTION, Some(X_INDEX), &[int(x)], &Update { set: Some(doc! {"y": y.clone()}), ..Default::default() })
+                    ctx.update(COLLECTION, Some(X_INDEX), &[x_value(x)], &Update { set: Some(doc! {"y": y.clone()}), ..Default::default() })
                         .map(|_| 1)
                 })?;
             }

@@ -188,8 +188,12 @@ pub fn get_many(collection: &str, spec: &IndexSpec, prefix: &[Bson], last_values
 
 pub fn scan(collection: &str, spec: Option<&IndexSpec>, range: &Range) -> Result<Document> {
     let fields = index_fields(spec);
-    let mut cmd = doc! {"find": collection, "filter": range_filter(&fields, range)?, "sort": sort(&fields, range.reverse),
-                        "hint": hint(spec)};
+    let mut cmd = doc! {"find": collection, "filter": range_filter(&fields, range)?};
+    if !range.as_or {
+        // As the clients wrote them: a range sorted in its index's order; iibench's $or neither.
+        cmd.insert("sort", sort(&fields, range.reverse));
+        cmd.insert("hint", hint(spec));
+    }
     if let Some(projected) = &range.fields {
         let mut projection: Document = projected.iter().map(|f| (f.clone(), Bson::Int32(1))).collect();
         projection.insert("_id", 0);
@@ -204,13 +208,28 @@ pub fn scan(collection: &str, spec: Option<&IndexSpec>, range: &Range) -> Result
     Ok(cmd)
 }
 
+/// A count; with no query at all, the collection's count as clients asked for it (no hint: a
+/// hinted count is planned, an unhinted empty one is answered from the collection's metadata).
 pub fn count(collection: &str, spec: Option<&IndexSpec>, range: &Range) -> Result<Document> {
     let fields = index_fields(spec);
-    let mut cmd = doc! {"count": collection, "query": range_filter(&fields, range)?, "hint": hint(spec)};
+    let mut cmd = doc! {"count": collection, "query": range_filter(&fields, range)?};
+    let whole = spec.is_none() && range.prefix.is_empty() && range.low.is_none() && range.high.is_none();
+    if !whole {
+        cmd.insert("hint", hint(spec));
+    }
     if let Some(limit) = range.limit {
         cmd.insert("limit", limit as i64);
     }
+    if range.skip > 0 {
+        cmd.insert("skip", range.skip as i64);
+    }
     Ok(cmd)
+}
+
+/// The count of a `$in` (LinkbenchX's multigetLinks counted its cursor: DBCursor.count()).
+pub fn count_in(collection: &str, spec: &IndexSpec, prefix: &[Bson], last_values: &[Bson]) -> Result<Document> {
+    let find = get_many(collection, spec, prefix, last_values)?;
+    Ok(doc! {"count": collection, "query": find.get_document("filter")?.clone(), "hint": spec.name.clone()})
 }
 
 /// A page of an index walked in order: entries at or after the last one returned (`after`:

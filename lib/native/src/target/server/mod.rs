@@ -284,6 +284,12 @@ impl Store for ServerStore {
         self.exec.find(commands::scan(collection, spec.as_ref(), range)?)
     }
 
+    fn count_in(&mut self, collection: &str, index: &str, prefix: &[Bson], last_values: &[Bson]) -> Result<usize> {
+        let (spec, _) = self.fields(collection, Some(index))?;
+        let reply = self.exec.run(commands::count_in(collection, spec.as_ref().expect("a named index"), prefix, last_values)?)?;
+        commands::counted(&reply)
+    }
+
     fn count(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<usize> {
         let (spec, _) = self.fields(collection, index)?;
         let reply = self.exec.run(commands::count(collection, spec.as_ref(), range)?)?;

@@ -62,6 +62,15 @@ struct Config {
     style: String,
     speedup: f64,
     op_filter: Option<Vec<String>>,
+    /// How a replayer runs a captured count: "collection", as Flashback's replayer did (its
+    /// execCount ran coll.Count(): the whole collection, whatever the capture's query;
+    /// ParsePlatform/flashback@29326ed ops_executor.go), or "captured" (the query as captured).
+    #[serde(default = "collection")]
+    count_replay: String,
+}
+
+fn collection() -> String {
+    "collection".into()
 }
 
 pub struct Flashback {
@@ -94,6 +103,9 @@ impl Flashback {
         }
         if cfg.speedup <= 0.0 {
             crate::bail!("workload flashback: speedup must be positive (got {})", cfg.speedup);
+        }
+        if !["collection", "captured"].contains(&cfg.count_replay.as_str()) {
+            crate::bail!("workload flashback: count_replay is {:?}; allowed: collection, captured", cfg.count_replay);
         }
         let (dataset, collections) = match (cfg.role.as_str(), &cfg.capture_in) {
             ("recorder", _) => {
@@ -194,7 +206,8 @@ impl Replayer {
             let Some((record, due)) = self.take()? else { return Ok(()) };
             let label = Flashback::label_of(&self.capped, &record);
             *mine.read.entry(label).or_default() += 1;
-            let plan = replay::plan(&record, runs_commands)?;
+            let whole = self.cfg.role == "replayer" && self.cfg.count_replay == "collection";
+            let plan = replay::plan(&record, runs_commands, whole)?;
             if let Plan::Skip(reason) = plan {
                 mine.skip(label, reason);
                 continue;

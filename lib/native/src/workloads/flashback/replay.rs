@@ -77,11 +77,15 @@ pub enum Plan {
     Skip(String),
 }
 
-pub fn plan(record: &Value, runs_commands: bool) -> Result<Plan> {
+/// `whole_counts`: a count runs on the whole collection, as Flashback's replayer ran every count.
+pub fn plan(record: &Value, runs_commands: bool, whole_counts: bool) -> Result<Plan> {
+    let op = record["op"].as_str().unwrap_or("command");
+    if op == "count" && whole_counts {
+        return Ok(Plan::Call(json!({"method": "count", "args": {"index": null}})));
+    }
     if !record["store"].is_null() {
         return Ok(Plan::Call(record["store"].clone()));
     }
-    let op = record["op"].as_str().unwrap_or("command");
     if runs_commands {
         if op == "getmore" {
             return Ok(Plan::Skip("folded into its find: the replayed find reads its cursor to the end".into()));

@@ -479,10 +479,10 @@ impl Requester {
             Request::AddLink(_, link) => ops::add_link(ctx, counts, link),
             Request::DeleteLink { id1, link_type, id2, now_ms } => ops::delete_link(ctx, counts, *id1, *link_type, *id2, *now_ms),
             Request::CountLink { id1, link_type } => ops::count_links(ctx, *id1, *link_type),
-            Request::MultigetLink { id1, link_type, id2s } => ops::multiget_links(ctx, *id1, *link_type, id2s),
+            Request::MultigetLink { id1, link_type, id2s } => ops::multiget_links(ctx, counts, *id1, *link_type, id2s),
             Request::GetLinksList { id1, link_type, history } => {
                 let (max_time, offset) = match history { Some(t) => (*t, 1), None => (ops::MAX_TIME, 0) };
-                let rows = ops::get_link_list(ctx, *id1, *link_type, max_time, offset)?;
+                let rows = ops::get_link_list(ctx, counts, *id1, *link_type, max_time, offset)?;
                 self.remember_tail((*id1, *link_type), rows.last().map(ops::link_time), rows.len(), history.is_some());
                 Ok(rows.len() as u64)
             }

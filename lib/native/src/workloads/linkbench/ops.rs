@@ -242,27 +242,40 @@ pub fn count_links(ctx: &mut dyn Store, id1: i64, link_type: i64) -> Result<u64>
     })
 }
 
-/// Visible links of (id1, type) newest first: the id1_type range scan.
-pub fn get_link_list(ctx: &mut dyn Store, id1: i64, link_type: i64, max_time: i64, offset: usize) -> Result<Vec<RawDocumentBuf>> {
-    ctx.scan(LINK, Some(LINK_LIST), &Range {
+/// Visible links of (id1, type) newest first: the id1_type range scan. LinkbenchX first asked
+/// for the cursor's size (getLinkListImpl: `linkResult.size()`, a count command with the find's
+/// limit and skip, which mongod answers with a COUNT_SCAN of the same index range) and ran the
+/// find only when it was not 0.
+pub fn get_link_list(ctx: &mut dyn Store, counts: Counts, id1: i64, link_type: i64, max_time: i64, offset: usize)
+                     -> Result<Vec<RawDocumentBuf>> {
+    let range = Range {
         prefix: vec![int(id1), int(link_type), int(VISIBLE)],
         low: Some(vec![int(0)]),
         high: Some(vec![int(max_time)]),
         reverse: true,
         skip: offset,
         limit: Some(RANGE_LIMIT),
-        fields: None,
-    })
+        ..Default::default()
+    };
+    if counts == Counts::LinkbenchX && ctx.count(LINK, Some(LINK_LIST), &range)? == 0 {
+        return Ok(Vec::new());
+    }
+    ctx.scan(LINK, Some(LINK_LIST), &range)
 }
 
 pub fn link_time(doc: &RawDocumentBuf) -> i64 {
     field_i64(doc, "time").unwrap_or(0)
 }
 
-/// MULTIGET_LINK: no visibility filter, as in MySQL and LinkbenchX.
-pub fn multiget_links(ctx: &mut dyn Store, id1: i64, link_type: i64, id2s: &[i64]) -> Result<u64> {
+/// MULTIGET_LINK: no visibility filter, as in MySQL and LinkbenchX. LinkbenchX counted the
+/// cursor first (multigetLinksImpl: `linkResult.count()`, a count command without limit).
+pub fn multiget_links(ctx: &mut dyn Store, counts: Counts, id1: i64, link_type: i64, id2s: &[i64]) -> Result<u64> {
     let values: Vec<Bson> = id2s.iter().map(|v| int(*v)).collect();
-    Ok(ctx.get_many(LINK, LINK_PK, &[int(link_type), int(id1)], &values)?.len() as u64)
+    let prefix = [int(link_type), int(id1)];
+    if counts == Counts::LinkbenchX {
+        ctx.count_in(LINK, LINK_PK, &prefix, &values)?;
+    }
+    Ok(ctx.get_many(LINK, LINK_PK, &prefix, &values)?.len() as u64)
 }
 
 pub fn add_node(ctx: &mut dyn Store, node: &Document) -> Result<u64> {
