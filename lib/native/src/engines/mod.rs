@@ -10,6 +10,7 @@
 pub mod lmdb;
 mod rocks_conflicts;
 pub mod rocksdb;
+pub mod traced;
 pub mod wiredtiger;
 
 use std::sync::Arc;
