@@ -198,9 +198,11 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target
     for (i, (work, rec)) in workers.into_iter().zip(recorders.iter().cloned()).enumerate() {
         let (my_stop, my_failures, my_target) = (stop.clone(), failures.clone(), target.clone());
         let max_errors = spec.max_errors;
+        let phase_name = spec.name.clone();
         let handle = std::thread::Builder::new().name(format!("{}-{i}", spec.name)).spawn(move || {
             rec.start_thread();
-            let result = my_target.session().and_then(|mut ctx| {
+            let result = my_target.session().and_then(|ctx| {
+                let mut ctx = crate::calls::recording::wrap(ctx, &phase_name, i);
                 let mut env = Env::new(ctx.as_mut(), &rec, &my_stop, max_errors);
                 work(&mut env)
             });

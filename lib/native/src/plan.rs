@@ -63,7 +63,7 @@ fn phase_outcome(result: &PhaseResult) -> Option<String> {
 /// ended it, if any.
 pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Target>) -> Result<(String, Option<Error>)> {
     {
-        let mut ctx = store.clone().session()?;
+        let mut ctx = session(store, "setup")?;
         workload.setup(ctx.as_mut())?;
     }
     let mut throughput: HashMap<String, f64> = HashMap::new();
@@ -90,7 +90,7 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Tar
                 }
             }
             Step::Verify => {
-                let mut ctx = store.clone().session()?;
+                let mut ctx = session(store, "verify")?;
                 let (expected, found) = workload.verify(ctx.as_mut())?;
                 emit("load_verified", json!({"expected": expected, "found": found, "ok": expected == found}));
             }
@@ -141,7 +141,7 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Tar
             }
             Step::Check => {
                 let started = Instant::now();
-                let mut ctx = store.clone().session()?;
+                let mut ctx = session(store, "check")?;
                 let mut result = workload.check(ctx.as_mut())?;
                 result["seconds"] = json!(started.elapsed().as_secs_f64());
                 result["atomic"] = json!(ctx.atomic());
@@ -150,6 +150,11 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Tar
         }
     }
     Ok(("complete".into(), None))
+}
+
+/// A Store for one of the plan's own steps (recorded as that step when the calls are recorded).
+fn session(store: &Arc<dyn Target>, step: &str) -> Result<Box<dyn crate::calls::Store>> {
+    Ok(crate::calls::recording::wrap(store.clone().session()?, step, 0))
 }
 
 /// What the target reports after a phase (a server's sizes), as an event of its own.

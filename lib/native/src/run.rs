@@ -51,6 +51,12 @@ pub struct Spec {
     /// A server target: the runner is its client (None: the embedded engine is the server).
     #[serde(default)]
     pub server: Option<ServerSpec>,
+    /// Test-only: every Store call of every worker is written to this file (calls::recording),
+    /// with the workloads' clock fixed to this time (ms), so runs on different targets compare.
+    #[serde(default)]
+    pub record_calls: Option<String>,
+    #[serde(default)]
+    pub fixed_clock_ms: Option<i64>,
 }
 
 fn max_errors() -> u64 {
@@ -160,6 +166,12 @@ fn run(spec_path: &Path) -> Result<(String, Option<Error>)> {
     if let Some(phase) = &spec.hang_at_phase {
         crate::phase::hang_at(phase);
     }
+    if let Some(path) = &spec.record_calls {
+        crate::calls::recording::record_to(path)?;
+    }
+    if let Some(ms) = spec.fixed_clock_ms {
+        workloads::fix_clock(ms);
+    }
     let mut workload = workloads::build(&spec.workload.name, &spec.workload.params)?;
     let plan_steps = spec.plan.clone();
     let (mut store, cold_start) = match spec.server.clone() {
@@ -168,6 +180,7 @@ fn run(spec_path: &Path) -> Result<(String, Option<Error>)> {
     };
     let plan = Plan { steps: plan_steps, max_errors: spec.max_errors, cold_start: cold_start.as_ref() };
     let outcome = plan::execute(&plan, workload.as_mut(), &mut store);
+    crate::calls::recording::flush();
     let fatal = matches!(&outcome, Ok((_, Some(e))) if e.kind == Kind::Fatal) || matches!(&outcome, Err(e) if e.kind == Kind::Fatal);
     if !fatal {
         drop(workload);

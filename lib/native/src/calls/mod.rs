@@ -10,6 +10,7 @@
 //! Keys: `index` None is the collection's `_id`; otherwise the name of an index created with
 //! `create_index`, and a key lists that index's field values in index order.
 pub mod json;
+pub mod recording;
 
 use bson::{Bson, Document, RawDocumentBuf};
 use serde_json::{json, Value};
@@ -181,5 +182,58 @@ impl dyn Store + '_ {
             Ok(())
         })?;
         Ok(out.expect("a committed transaction returned its value"))
+    }
+}
+
+/// A borrowed Store is a Store (a transaction's body hands its calls on through one).
+impl<'b> Store for &'b mut (dyn Store + 'b) {
+    fn create_collection(&mut self, name: &str, capped_bytes: Option<i64>) -> Result<()> {
+        (**self).create_collection(name, capped_bytes)
+    }
+    fn create_index(&mut self, collection: &str, spec: IndexSpec) -> Result<()> {
+        (**self).create_index(collection, spec)
+    }
+    fn insert_many(&mut self, collection: &str, docs: &[Document]) -> Result<usize> {
+        (**self).insert_many(collection, docs)
+    }
+    fn update(&mut self, collection: &str, index: Option<&str>, key: &[Bson], update: &Update) -> Result<UpdateResult> {
+        (**self).update(collection, index, key, update)
+    }
+    fn delete(&mut self, collection: &str, index: Option<&str>, key: &[Bson], filter: &Filter) -> Result<bool> {
+        (**self).delete(collection, index, key, filter)
+    }
+    fn get(&mut self, collection: &str, index: Option<&str>, key: &[Bson]) -> Result<Option<RawDocumentBuf>> {
+        (**self).get(collection, index, key)
+    }
+    fn get_many(&mut self, collection: &str, index: &str, prefix: &[Bson], last: &[Bson]) -> Result<Vec<RawDocumentBuf>> {
+        (**self).get_many(collection, index, prefix, last)
+    }
+    fn scan(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<Vec<RawDocumentBuf>> {
+        (**self).scan(collection, index, range)
+    }
+    fn count_in(&mut self, collection: &str, index: &str, prefix: &[Bson], last: &[Bson]) -> Result<usize> {
+        (**self).count_in(collection, index, prefix, last)
+    }
+    fn count(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<usize> {
+        (**self).count(collection, index, range)
+    }
+    fn index_page(&mut self, collection: &str, index: Option<&str>, after: Option<&[u8]>, n: usize, fetch: bool)
+                  -> Result<Vec<PageEntry>> {
+        (**self).index_page(collection, index, after, n, fetch)
+    }
+    fn natural(&mut self, collection: &str, limit: Option<usize>) -> Result<Vec<RawDocumentBuf>> {
+        (**self).natural(collection, limit)
+    }
+    fn transaction_dyn(&mut self, f: &mut dyn FnMut(&mut dyn Store) -> Result<()>) -> Result<()> {
+        (**self).transaction_dyn(f)
+    }
+    fn atomic(&self) -> bool {
+        (**self).atomic()
+    }
+    fn runs_commands(&self) -> bool {
+        (**self).runs_commands()
+    }
+    fn command(&mut self, command: &Document) -> Result<Document> {
+        (**self).command(command)
     }
 }
