@@ -21,6 +21,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import settings
 from .fidelity import departures
 from .metrics.sampler import device_of
 from .resources import space
@@ -205,6 +206,7 @@ def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None
     system_plans = {s["label"]: plan_resources(params, s) for s in params["systems"]}
     banner = list(dict.fromkeys(plan.banner() + [line for p in system_plans.values() for line in p.banner()]))
     banner += departures(params, resolved["kind"])  # where this run is not the post's setting
+    banner.append(settings.banner(params))
     if selection:
         banner.append(f"Only the systems selected with SYSTEMS= ran ({', '.join(selection['ran'])}); not run: "
                       f"{', '.join(selection['not_run'])}. Claims that need a system that did not run are not "

@@ -22,6 +22,9 @@ class RecordStoreOptions(Strict):
     """Options of the record-store layer every embedded engine shares (op1 = with an oplog)."""
     oplog: bool = False
     oplog_size_mb: int = Field(1024, ge=1)
+    # Documents per storage transaction of a batch insert: 1 in MongoDB 3.0/3.2, 64 from 3.4
+    # (settings.py gives it per setting).
+    insert_group: int = Field(1, ge=1)
 
 
 # Engine settings left unset (None) are those mongod or MongoRocks used, as the native runner
@@ -34,7 +37,16 @@ class WiredTigerOptions(RecordStoreOptions):
     cache_size_mb: int = Field(256, ge=1)
     block_compressor: Literal["none", "snappy", "zstd", "zlib"] = "snappy"
     log: bool = True
+    journal_compressor: Literal["none", "snappy", "zlib", "zstd"] = "snappy"
     checkpoint_s: int = Field(60, ge=1)            # mongod's --syncdelay
+    checkpoint_log_size_mb: int = Field(2048, ge=0)  # 3.x: also after 2 GB of journal; 0: none (3.6+)
+    session_max: int = Field(20000, ge=1)
+    eviction_threads_min: int = Field(1, ge=1)
+    eviction_threads_max: int = Field(4, ge=1)
+    eviction_dirty_target: int | None = Field(None, ge=1)   # percent of the cache; None: the release's
+    eviction_dirty_trigger: int | None = Field(None, ge=1)
+    close_idle_time_s: int = Field(100000, ge=1)
+    unlogged_user_tables: bool = False                 # 8.0 replica sets: only the oplog journaled
     journal_commit_ms: int | None = Field(None, ge=0)  # the journal flusher's period (3.2: 100 ms; 0: none)
     lsm_chunk_mb: int | None = Field(None, ge=1)       # LSM tables: 10 MB, or an eighth of a smaller cache
     index_prefix_compression: bool | None = None
@@ -56,6 +68,8 @@ class RocksDBOptions(RecordStoreOptions):
     block_size_kb: int | None = Field(None, ge=1)
     bloom_bits: int | None = Field(None, ge=0)
     statistics: bool = False  # RocksDB's tickers (block cache hits, stalls, ...): MongoRocks left them off
+    rate_limit_mb: int = Field(1024, ge=1)   # MongoRocks' storage.rocksdb.maxWriteMBPerSec
+    config_string: str = ""                  # storage.rocksdb.configString: RocksDB's option syntax, applied last
 
 
 MMAP_LOCKS = ("database", "collection", "none")
@@ -98,7 +112,7 @@ class Engine:
 def _wiredtiger_settings(options: dict) -> dict:
     return {"table_type": options.get("table_type", "btree"), "block_compressor": options.get("block_compressor"),
             "syncdelay_s": options.get("checkpoint_s"), "journal": None if options.get("log", True) else False,
-            "cache_size_mb": options.get("cache_size_mb")}
+            "journal_compressor": options.get("journal_compressor"), "cache_size_mb": options.get("cache_size_mb")}
 
 
 WIREDTIGER_LOG_FILE = 100 * MB      # WiredTiger's log file_max default

@@ -172,10 +172,10 @@ def test_legacy_client_for_old_servers(monkeypatch, tmp_path):
 def test_embedded_systems_map_to_mongod_engines():
     wt = {"label": "wt.op1", "engine": "wiredtiger",
           "options": {"table_type": "lsm", "cache_size_mb": 64, "oplog": True, "oplog_size_mb": 64,
-                      "block_compressor": "snappy", "checkpoint_s": 60, "log": True}}
+                      "block_compressor": "snappy", "checkpoint_s": 60, "log": True, "journal_compressor": "none"}}
     assert implied_spec(wt) == {"engine": "wiredTiger", "table_type": "lsm", "block_compressor": "snappy",
-                                "syncdelay_s": 60, "journal": None, "cache_size_mb": 64, "topology": "replset",
-                                "oplog_size_mb": 64}
+                                "syncdelay_s": 60, "journal": None, "journal_compressor": "none", "cache_size_mb": 64,
+                                "topology": "replset", "oplog_size_mb": 64}
     assert implied_spec({"engine": "lmdb", "options": {}})["engine"] == "mmapv1"
     overridden = resolve_spec({**wt, "mongod": {"engine": "inMemory", "cache_size_mb": None, "members": 1}})
     assert overridden["engine"] == "inMemory" and overridden["_explicit"] == ["engine"]

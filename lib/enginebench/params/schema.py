@@ -13,6 +13,7 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from ..engines import ENGINES, NAMES as ENGINE_NAMES, mmap_lock_for
 from ..families import FAMILIES
 from ..mongod.spec import MongodSpec
+from ..settings import SETTINGS, resolve as resolve_settings
 from .base import Role, Strict
 from .origins import did_you_mean
 from .phases import Phases, check_use
@@ -30,6 +31,10 @@ class System(Strict):
     role: Role
     engine: Literal[ENGINE_NAMES]
     options: dict = Field(default_factory=dict)
+    # `2015` or `today` (settings.py); unset: the experiment's `settings`.
+    settings: Literal[SETTINGS] | None = None
+    # The options the params set by hand (they win over any setting), recorded in the manifest.
+    explicit_options: list[str] = Field(default_factory=list)
     # False: load only, as the post's op0 setups appear only in its load table.
     measure_requests: bool = True
     # This system's memory limit, overriding resources.memory.limit_mb (a memory matrix is one
@@ -48,6 +53,8 @@ class System(Strict):
     def _check_options(self):
         # Validated against the engine's own option model, so an error names that engine's keys.
         model = ENGINES[self.engine].options
+        if not self.explicit_options:
+            self.explicit_options = sorted(self.options)
         try:
             self.options = model(**self.options).model_dump()
         except ValidationError as exc:
@@ -129,6 +136,12 @@ class Experiment(Strict):
     supervision: Supervision = Field(default_factory=Supervision)
     systems: list[System] = Field(min_length=1)
     keep_data: bool = False
+    # Every system's settings unless it names its own (settings.py): the post's server and its
+    # engines' 2015 defaults, or today's.
+    settings: Literal[SETTINGS] = "2015"
+    # The post's own server options, per engine: part of the `2015` settings (e.g. the LinkBench
+    # post's syncPeriodSecs 600 and journalCompressor none).
+    post_settings: dict[Literal[ENGINE_NAMES], dict] = Field(default_factory=dict)
 
     @field_validator("systems")
     @classmethod
@@ -138,6 +151,19 @@ class Experiment(Strict):
         if duplicates:
             raise ValueError(f"system labels must be unique; repeated: {', '.join(duplicates)}")
         return systems
+
+    @model_validator(mode="after")
+    def _settings(self):
+        # Each system's options: its engine's defaults, its setting's values, the post's own
+        # options (2015), and what the params set on it by hand, in that order.
+        for system in self.systems:
+            system.settings = system.settings or self.settings
+            model = ENGINES[system.engine].options
+            explicit = {k: system.options[k] for k in system.explicit_options if k in system.options}
+            post = self.post_settings.get(system.engine)
+            resolved = resolve_settings(system.engine, system.settings, explicit, model().model_dump(), post)
+            system.options = model(**resolved).model_dump()
+        return self
 
     @model_validator(mode="after")
     def _mmap_lock_of_the_post(self):

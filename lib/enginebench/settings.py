@@ -1,0 +1,119 @@
+"""The named settings every system runs with: `2015` or `today`.
+
+- `2015`: the posts' server (MongoDB 3.0/3.2) and their engines' 2015 releases' defaults, emulated
+  where today's engine allows, plus the post's own server options (`post_settings:` of its params
+  file, e.g. the LinkBench post's syncPeriodSecs 600 and journalCompressor none).
+- `today`: MongoDB 8.0's connection and create strings and the engines' current defaults.
+
+A setting is an engine option (engines.py) the profile gives a value; an option the params set on
+a system by hand always wins. Every value names its source (SOURCES), and the README's engine
+table lists them. The engine release (WiredTiger 11.3.1 or 3.2.1) is an option of its own, set
+apart from these.
+"""
+from __future__ import annotations
+
+SETTINGS = ("2015", "today")
+
+# RocksDB 4.1 (what MongoRocks r3.2.0 built against at the post's date) where 7.8.3's defaults
+# differ, in RocksDB's own option syntax (MongoRocks' storage.rocksdb.configString).
+ROCKSDB_2015 = ";".join((
+    "allow_concurrent_memtable_write=false", "enable_write_thread_adaptive_yield=false",
+    "level0_stop_writes_trigger=24", "compaction_pri=kByCompensatedSize",
+    "soft_pending_compaction_bytes_limit=0", "hard_pending_compaction_bytes_limit=0",
+    "delayed_write_rate=1048576"))
+
+PROFILES: dict[str, dict[str, dict]] = {
+    "2015": {
+        "wiredtiger": {"journal_compressor": "snappy", "checkpoint_s": 60, "checkpoint_log_size_mb": 2048,
+                       "session_max": 20000, "eviction_threads_min": 1, "eviction_threads_max": 4,
+                       "eviction_dirty_target": 80, "eviction_dirty_trigger": 95, "close_idle_time_s": 100000,
+                       "unlogged_user_tables": False, "insert_group": 1},
+        "rocksdb": {"config_string": ROCKSDB_2015, "insert_group": 1},
+        "lmdb": {"insert_group": 1},
+    },
+    "today": {
+        "wiredtiger": {"journal_compressor": "snappy", "checkpoint_s": 60, "checkpoint_log_size_mb": 0,
+                       "session_max": 33000, "eviction_threads_min": 4, "eviction_threads_max": 4,
+                       "eviction_dirty_target": None, "eviction_dirty_trigger": None, "close_idle_time_s": 600,
+                       "unlogged_user_tables": "with_oplog", "insert_group": 64},
+        "rocksdb": {"config_string": "", "insert_group": 64},
+        "lmdb": {"insert_group": 64, "mmap_lock": "none"},
+    },
+}
+
+# (setting, engine, option) -> where its value comes from.
+SOURCES: dict[tuple[str, str, str], str] = {
+    ("2015", "wiredtiger", "journal_compressor"): "mongod 3.0/3.2 default (wiredtiger_global_options.cpp, journalCompressor snappy)",
+    ("2015", "wiredtiger", "checkpoint_s"): "mongod 3.x --syncdelay default 60 (mongod_options.cpp), as checkpoint=(wait=60)",
+    ("2015", "wiredtiger", "checkpoint_log_size_mb"): "mongod 3.0.7/3.2.0 WiredTigerKVEngine: checkpoint=(log_size=2GB)",
+    ("2015", "wiredtiger", "session_max"): "mongod 3.2.0 WiredTigerKVEngine: session_max=20000",
+    ("2015", "wiredtiger", "eviction_threads_min"): "WiredTiger 2.7.0 default (mongod 3.2.0 sets only threads_max)",
+    ("2015", "wiredtiger", "eviction_threads_max"): "mongod 3.2.0 WiredTigerKVEngine: eviction=(threads_max=4)",
+    ("2015", "wiredtiger", "eviction_dirty_target"): "WiredTiger 2.7.0 (in mongod 3.2.0) dist/api_data.py: 80% (5% from 2.9.0)",
+    ("2015", "wiredtiger", "eviction_dirty_trigger"): "WiredTiger 2.7.0 dist/api_data.py: 95% (20% from 2.9.0)",
+    ("2015", "wiredtiger", "close_idle_time_s"): "mongod 3.2.0 WiredTigerKVEngine: file_manager=(close_idle_time=100000)",
+    ("2015", "wiredtiger", "unlogged_user_tables"): "mongod 3.x journaled every table (no per-table log setting)",
+    ("2015", "wiredtiger", "insert_group"): "mongod 3.2.0 batch_executor.cpp insertOne: one document per WriteUnitOfWork",
+    ("2015", "rocksdb", "config_string"): "RocksDB 4.1 defaults where 7.8.3's differ (options.h, util/options.cc at v4.1): "
+                                          "one memtable writer, no adaptive yield, L0 stop at 24, compaction by "
+                                          "compensated size, no pending-compaction limits, delayed writes at 1 MB/s",
+    ("2015", "rocksdb", "insert_group"): "mongod 3.2.0 batch_executor.cpp insertOne: one document per WriteUnitOfWork",
+    ("2015", "lmdb", "insert_group"): "mongod 3.0 batch_executor.cpp insertOne: one document per WriteUnitOfWork",
+    ("today", "wiredtiger", "journal_compressor"): "mongod 8.0 default (wiredtiger_global_options.idl: snappy)",
+    ("today", "wiredtiger", "checkpoint_s"): "mongod 8.0's checkpointer every syncdelay (60 s), no log_size trigger",
+    ("today", "wiredtiger", "checkpoint_log_size_mb"): "mongod 3.6+ passes no checkpoint log_size (DOCS-12495)",
+    ("today", "wiredtiger", "session_max"): "mongod 8.0 WiredTigerKVEngine: session_max=33000 (SERVER-40162)",
+    ("today", "wiredtiger", "eviction_threads_min"): "mongod 8.0 WiredTigerKVEngine: eviction=(threads_min=4,threads_max=4)",
+    ("today", "wiredtiger", "eviction_threads_max"): "mongod 8.0 WiredTigerKVEngine: eviction=(threads_min=4,threads_max=4)",
+    ("today", "wiredtiger", "eviction_dirty_target"): "WiredTiger 11.3 default (5%; mongod 8.0 sets none)",
+    ("today", "wiredtiger", "eviction_dirty_trigger"): "WiredTiger 11.3 default (20%; mongod 8.0 sets none)",
+    ("today", "wiredtiger", "close_idle_time_s"): "mongod 8.0 file_manager=(close_idle_time=600)",
+    ("today", "wiredtiger", "unlogged_user_tables"): "mongod 8.0 WiredTigerUtil::useTableLogging: a replica set's user "
+                                                     "tables log=(enabled=false), the oplog logged",
+    ("today", "wiredtiger", "insert_group"): "mongod 3.4+ write_ops_exec.cpp: internalInsertMaxBatchSize 64",
+    ("today", "rocksdb", "config_string"): "RocksDB 7.8.3's own defaults (no MongoDB release ships RocksDB today)",
+    ("today", "rocksdb", "insert_group"): "mongod 3.4+ write_ops_exec.cpp: internalInsertMaxBatchSize 64",
+    ("today", "lmdb", "insert_group"): "mongod 3.4+ write_ops_exec.cpp: internalInsertMaxBatchSize 64",
+    ("today", "lmdb", "mmap_lock"): "MMAPv1 is gone (removed in 4.2): LMDB's own concurrency",
+}
+
+
+def profile(setting: str, engine: str, options: dict) -> dict:
+    """The option values `setting` gives a system of `engine` with these options."""
+    out = dict(PROFILES[setting].get(engine, {}))
+    if out.get("unlogged_user_tables") == "with_oplog":
+        out["unlogged_user_tables"] = bool(options.get("oplog"))
+    return out
+
+
+def resolve(engine: str, setting: str, explicit: dict, defaults: dict, post: dict | None) -> dict:
+    """A system's options: the engine's defaults, then the setting's values, then (for 2015)
+    the post's own server options, then what the params set on the system by hand."""
+    options = {**defaults}
+    options.update(profile(setting, engine, {**defaults, **explicit}))
+    if setting == "2015" and post:
+        options.update(post)
+    options.update(explicit)
+    return options
+
+
+def banner(params: dict) -> str:
+    """A run's settings, for its report's first lines: one setting for every system, or which
+    system ran which."""
+    by_setting: dict[str, list[str]] = {}
+    for system in params["systems"]:
+        by_setting.setdefault(system.get("settings") or params.get("settings", "2015"), []).append(system["label"])
+    post = params.get("post_settings") or {}
+    if len(by_setting) == 1:
+        return describe(next(iter(by_setting)), post)
+    return " ".join(f"{', '.join(labels)}: {describe(setting, post)}" for setting, labels in by_setting.items())
+
+
+def describe(setting: str, post: dict[str, dict] | None) -> str:
+    """One line for a report's first lines."""
+    if setting == "today":
+        return "Settings: today (MongoDB 8.0's connection and create strings, the engines' current defaults)."
+    own = "; ".join(f"{engine}: " + ", ".join(f"{k} {v}" for k, v in values.items())
+                    for engine, values in (post or {}).items() if values)
+    return ("Settings: 2015 (MongoDB 3.2.0 and its engines' 2015 defaults, emulated where today's engines allow"
+            + (f"; the post's own server options: {own}" if own else "") + ").")
