@@ -31,8 +31,10 @@ LEGACY_DIR := $(CURDIR)/.venv-legacy
 LEGACY_STAMP := $(LEGACY_DIR)/.enginebench-setup
 STANDIN_JAR := tools/standin/target/enginebench-standin.jar
 STANDIN_INPUTS := tools/build_standin.sh tools/standin/pom.xml $(shell find tools/standin/src -type f 2>/dev/null)
+# The second stand-in, FerretDB (Go, on SQLite), built from the Go module proxy by `make test` too.
+FERRETDB_BIN := .build/ferretdb/ferretdb
 
-.PHONY: setup native setup-legacy standin experiment test test-uri reports compare bench clean notebooks help
+.PHONY: setup native setup-legacy standin ferretdb experiment test test-uri reports compare bench clean notebooks help
 
 # Each experiment's question and timed phases come from its params (lib/enginebench/helptext.py);
 # before `make setup` only the names can be listed.
@@ -63,12 +65,19 @@ standin: $(STANDIN_JAR)
 $(STANDIN_JAR): $(STANDIN_INPUTS)
 	@bash tools/build_standin.sh >/dev/null
 
+# The second stand-in: FerretDB from the Go module proxy, built with the installed Go toolchain.
+ferretdb: $(FERRETDB_BIN)
+
+$(FERRETDB_BIN): tools/build_ferretdb.sh
+	@bash tools/build_ferretdb.sh >/dev/null
+	@touch $@
+
 experiment: native
 	@if [ -z "$(EXP)" ]; then echo "make experiment: EXP= is required; one of: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')" >&2; exit 2; fi
 	$(PY) -m enginebench experiment "$(EXP)" --scale "$(SCALE)" --target "$(TARGET)" --repeat "$(REPEAT)" $(if $(RUN),--run-dir "$(RUN)") $(if $(SYSTEMS),--systems "$(SYSTEMS)")
 
 # lib/tests includes one experiment of each family on the stand-in through TARGET=uri.
-test: native $(LEGACY_STAMP) $(STANDIN_JAR)
+test: native $(LEGACY_STAMP) $(STANDIN_JAR) $(FERRETDB_BIN)
 	CARGO_TARGET_DIR=$(CURDIR)/.build/native EB_WIREDTIGER_BUILD=$(CURDIR)/.build/wiredtiger/out \
 	    cargo test --release --quiet --manifest-path lib/native/Cargo.toml
 	$(PY) -m pytest -q lib/tests
@@ -76,7 +85,7 @@ test: native $(LEGACY_STAMP) $(STANDIN_JAR)
 	    --nbval-sanitize-with tools/nbval-sanitize.cfg notebooks/
 
 # All ten experiments at smoke scale on the stand-in through TARGET=uri.
-test-uri: $(STAMP) $(LEGACY_STAMP) $(STANDIN_JAR)
+test-uri: $(STAMP) $(LEGACY_STAMP) $(STANDIN_JAR) $(FERRETDB_BIN)
 	ENGINEBENCH_URI_EXPERIMENTS=all $(PY) -m pytest -q lib/tests/test_uri_standin.py
 
 reports: $(STAMP)

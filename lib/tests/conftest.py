@@ -53,3 +53,23 @@ def smoke_run_fixture(experiment: str):
             from enginebench.report.rundata import load_run
             yield load_run(enginebench.run(experiment, "smoke"))
     return smoke
+
+
+@pytest.fixture(scope="session")
+def standin_uri(tmp_path_factory):
+    """The Java stand-in wire-protocol server (wire version 8), for this test session."""
+    import standin
+    if standin.missing():
+        pytest.skip(standin.missing())
+    with standin.standin_server(tmp_path_factory.mktemp("standin")) as (uri, _, _):
+        yield uri
+
+
+@pytest.fixture(scope="session")
+def ferretdb_uri(tmp_path_factory):
+    """FerretDB (wire version 21: today's driver's path), for this test session."""
+    from enginebench import ferretdb
+    if ferretdb.missing():
+        pytest.skip(ferretdb.missing())
+    with ferretdb.ferretdb_server(tmp_path_factory.mktemp("ferretdb")) as (uri, _, _):
+        yield uri

@@ -1,8 +1,10 @@
-"""The four embedded engines, and MongoStore when a mongod is available, must answer a long random
-sequence of Store calls identically; a few explicit checks pin the semantics themselves."""
+"""The embedded engines and every server executor (the Rust driver and the legacy pymongo 3
+executor, against the stand-in servers and a mongod when one is available) must answer a long
+random sequence of Store calls identically; a few explicit checks pin the semantics themselves."""
 import random
-import subprocess
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
@@ -131,7 +133,7 @@ def test_semantics(embedded_store):
 
 
 @pytest.fixture(scope="module")
-def mongod(tmp_path_factory):
+def mongod_uri(tmp_path_factory):
     binary = mongod_binary()
     if binary is None:
         pytest.skip(NO_MONGOD)
@@ -155,16 +157,47 @@ def mongod(tmp_path_factory):
             time.sleep(0.5)
     while not client.admin.command("hello").get("isWritablePrimary"):
         time.sleep(0.2)
-    yield client
     client.close()
+    yield f"mongodb://127.0.0.1:{port}/?directConnection=true"
     proc.terminate()
     proc.wait(30)
 
 
-def test_mongostore_agrees(mongod, reference_results):
-    from enginebench.stores.mongo import MongoStore
-    store = MongoStore("", "equivalence", client=mongod)
-    assert run_sequence(store) == reference_results
+def _server_store(uri: str, executor: str, old_server: bool = False):
+    """The runner's Store over a server, through one of its executors (enginebench-runner serve);
+    the companion speaks pymongo 3 to a server older than 4.4 (`old_server`), 4 to the others."""
+    from enginebench.mongod.legacy import legacy_python
+    from enginebench.stores.native import NativeStore
+    companion = str(legacy_python()) if old_server else sys.executable
+    spec = {"uri": uri, "database": "equivalence", "executor": executor, "drop_database": True,
+            "companion": [companion, "-m", "enginebench.mongod.companion"],
+            "legacy": [str(legacy_python()), "-m", "enginebench.mongod.legacy_executor"]}
+    return NativeStore("server", None, {}, server=spec)
+
+
+@pytest.mark.parametrize("executor", ["legacy", "driver"])
+def test_the_standin_through_each_executor_agrees(standin_uri, executor, reference_results):
+    store = _server_store(standin_uri, executor, old_server=True)  # it announces wire version 8
+    try:
+        assert run_sequence(store) == reference_results
+    finally:
+        store.close()
+
+
+def test_ferretdb_through_the_driver_agrees(ferretdb_uri, reference_results):
+    store = _server_store(ferretdb_uri, "driver")
+    try:
+        assert run_sequence(store) == reference_results
+    finally:
+        store.close()
+
+
+def test_mongod_through_the_driver_agrees(mongod_uri, reference_results):
+    store = _server_store(mongod_uri, "driver")
+    try:
+        assert run_sequence(store) == reference_results
+    finally:
+        store.close()
 
 
 def test_tuple_bounds_and_covered_scans(embedded_store):
@@ -182,13 +215,6 @@ def test_tuple_bounds_and_covered_scans(embedded_store):
     assert [d["_id"] for d in upper] == [d["_id"] for d in sorted(docs, key=lambda d: (d["price"], d["customer"]))
                                          if (d["price"], d["customer"]) <= (1.0, 15)]
     assert s.scan("p", "pc", low=(3.0, 20), limit=1, fields=("pad",))[0] == {"pad": "x" * 10}
-
-
-def test_mongo_tuple_bound_is_iibenchs_or():
-    from enginebench.stores.mongo_filters import tuple_bound
-    assert tuple_bound(("p", "t", "c"), (1.5, 7, 3), "$gt", "$gte") == {"$or": [
-        {"p": 1.5, "t": 7, "c": {"$gte": 3}}, {"p": 1.5, "t": {"$gt": 7}}, {"p": {"$gt": 1.5}}]}
-    assert tuple_bound(("p",), 2, "$lt", "$lte") == {"p": {"$lte": 2}}
 
 
 @pytest.mark.parametrize("engine,options", [(e, o) for _, e, o in EMBEDDED], ids=[i for i, _, _ in EMBEDDED])

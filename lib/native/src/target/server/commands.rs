@@ -314,14 +314,18 @@ pub fn inserted(reply: &Document, sent: usize) -> Result<usize> {
     Ok(if reply.contains_key("n") { number(reply, "n") as usize } else { sent })
 }
 
-/// An update statement's or findAndModify's reply as the Store's UpdateResult.
-pub fn updated(reply: &Document) -> Result<UpdateResult> {
+/// An update statement's or findAndModify's reply as the Store's UpdateResult (`upsert`: what
+/// the update asked for).
+pub fn updated(reply: &Document, upsert: bool) -> Result<UpdateResult> {
     check(reply)?;
     if reply.contains_key("lastErrorObject") || reply.contains_key("value") {
         // findAndModify: the document before the update is its value (null when none matched);
-        // some servers leave lastErrorObject out.
+        // some servers leave lastErrorObject out, and then no match under upsert was an insert.
         let before = reply.get_document("value").ok().cloned();
-        let upserted = reply.get_document("lastErrorObject").map(|l| l.get("upserted").is_some()).unwrap_or(false);
+        let upserted = match reply.get_document("lastErrorObject") {
+            Ok(last) => last.get("upserted").is_some(),
+            Err(_) => upsert && before.is_none(),
+        };
         return Ok(UpdateResult { matched: before.is_some(), upserted, before, acknowledged: true });
     }
     if !reply.contains_key("n") {
@@ -374,12 +378,14 @@ mod tests {
 
     #[test]
     fn update_replies_say_matched_upserted_or_unacknowledged() {
-        let r = updated(&doc! {"n": 1, "nModified": 1, "ok": 1.0}).unwrap();
+        let r = updated(&doc! {"n": 1, "nModified": 1, "ok": 1.0}, false).unwrap();
         assert!(r.matched && !r.upserted && r.acknowledged);
-        let r = updated(&doc! {"n": 1, "nModified": 0, "upserted": [{"index": 0, "_id": 3}], "ok": 1.0}).unwrap();
+        let r = updated(&doc! {"n": 1, "nModified": 0, "upserted": [{"index": 0, "_id": 3}], "ok": 1.0}, true).unwrap();
         assert!(!r.matched && r.upserted);
-        let r = updated(&doc! {"ok": 1.0}).unwrap();
+        let r = updated(&doc! {"ok": 1.0}, false).unwrap();
         assert!(!r.acknowledged);
+        let r = updated(&doc! {"value": null, "ok": 1.0}, true).unwrap();
+        assert!(!r.matched && r.upserted, "a findAndModify upsert with no lastErrorObject inserted");
         let e = inserted(&doc! {"n": 0, "writeErrors": [{"index": 0, "code": 11000, "errmsg": "dup"}], "ok": 1.0}, 1).unwrap_err();
         assert_eq!(e.kind, Kind::DuplicateKey);
     }

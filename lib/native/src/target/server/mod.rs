@@ -259,7 +259,7 @@ impl Store for ServerStore {
     fn update(&mut self, collection: &str, index: Option<&str>, key: &[Bson], update: &Update) -> Result<UpdateResult> {
         let (_, fields) = self.fields(collection, index)?;
         let reply = self.write(commands::update(collection, &fields, key, update))?;
-        commands::updated(&reply)
+        commands::updated(&reply, update.upsert)
     }
 
     fn delete(&mut self, collection: &str, index: Option<&str>, key: &[Bson], filter: &Filter) -> Result<bool> {
