@@ -10,6 +10,7 @@ TARGET ?= auto
 RUN ?=
 REPEAT ?= 1
 SYSTEMS ?=
+SET ?=
 
 # An active conda environment made from environment.yml is used as it is; otherwise .venv.
 ifdef CONDA_PREFIX
@@ -74,7 +75,7 @@ $(FERRETDB_BIN): tools/build_ferretdb.sh
 
 experiment: native
 	@if [ -z "$(EXP)" ]; then echo "make experiment: EXP= is required; one of: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')" >&2; exit 2; fi
-	$(PY) -m enginebench experiment "$(EXP)" --scale "$(SCALE)" --target "$(TARGET)" --repeat "$(REPEAT)" $(if $(RUN),--run-dir "$(RUN)") $(if $(SYSTEMS),--systems "$(SYSTEMS)")
+	$(PY) -m enginebench experiment "$(EXP)" --scale "$(SCALE)" --target "$(TARGET)" --repeat "$(REPEAT)" $(if $(RUN),--run-dir "$(RUN)") $(if $(SYSTEMS),--systems "$(SYSTEMS)") $(foreach s,$(SET),--set "$(s)")
 
 # lib/tests includes one experiment of each family on the stand-in through TARGET=uri.
 test: native $(LEGACY_STAMP) $(STANDIN_JAR) $(FERRETDB_BIN)

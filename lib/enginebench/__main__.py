@@ -12,6 +12,8 @@ ABORTED = 130  # as a shell reports a run stopped by Ctrl-C
 
 
 SYSTEMS_HELP = "run only these systems (labels, comma-separated); the report says which did not run"
+SET_HELP = ("set a params key by hand for this run, KEY=VALUE (repeatable): workload.maxid1=2001, settings=today, "
+            "systems[wt.op1].options.version=3.2.1, systems[*].options.insert_group=64")
 
 
 def _labels(text: str) -> list[str] | None:
@@ -24,11 +26,13 @@ def parser() -> argparse.ArgumentParser:
     p = sub.add_parser("params", help="print an experiment's resolved params")
     p.add_argument("exp")
     p.add_argument("--scale", default="default", choices=SCALES)
+    p.add_argument("--set", dest="sets", action="append", default=[], help=SET_HELP)
     r = sub.add_parser("run", help="run an experiment headless")
     r.add_argument("exp")
     r.add_argument("--scale", default="default", choices=SCALES)
     r.add_argument("--target", default="auto")
     r.add_argument("--systems", type=_labels, default=None, help=SYSTEMS_HELP)
+    r.add_argument("--set", dest="sets", action="append", default=[], help=SET_HELP)
     e = sub.add_parser("experiment", help="run an experiment and render its report into the run's folder")
     e.add_argument("exp")
     e.add_argument("--scale", default="default", choices=SCALES)
@@ -36,6 +40,7 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--run-dir", default="", help="report this results folder instead of running")
     e.add_argument("--repeat", type=int, default=1, help="run n times; the report shows the spread")
     e.add_argument("--systems", type=_labels, default=None, help=SYSTEMS_HELP)
+    e.add_argument("--set", dest="sets", action="append", default=[], help=SET_HELP)
     sub.add_parser("experiments", help="list the experiments")
     sub.add_parser("help", help="the commands, variables and experiments with their questions and times")
     sub.add_parser("reports", help="write reports/index.html over all runs")
@@ -61,9 +66,9 @@ def _experiment(args) -> int:
     from .targets import TARGETS
     if args.target not in TARGETS:
         raise ValueError(f"unknown target {args.target!r}; allowed: {', '.join(TARGETS)}")
-    select_systems(load_params(args.exp, args.scale), args.systems)  # fail fast, before anything starts
+    select_systems(load_params(args.exp, args.scale, args.sets), args.systems)  # fail fast, before anything starts
     try:
-        report = run_experiment(args.exp, args.scale, args.target, args.run_dir, args.repeat, args.systems)
+        report = run_experiment(args.exp, args.scale, args.target, args.run_dir, args.repeat, args.systems, args.sets)
     except RunAborted as exc:
         print(f"enginebench: aborted: {exc}", file=sys.stderr)
         return ABORTED
@@ -79,7 +84,7 @@ def _experiment(args) -> int:
 def _run(args) -> int:
     from .driver import RunAborted, run
     try:
-        path = run(args.exp, args.scale, args.target, systems=args.systems)
+        path = run(args.exp, args.scale, args.target, systems=args.systems, sets=args.sets)
     except RunAborted as exc:
         print(f"enginebench: aborted: {exc}", file=sys.stderr)
         return ABORTED
@@ -110,7 +115,7 @@ def _help(_args) -> None:
 
 
 COMMANDS = {
-    "params": lambda args: print(json.dumps(load_params(args.exp, args.scale), indent=2)),
+    "params": lambda args: print(json.dumps(load_params(args.exp, args.scale, args.sets), indent=2)),
     "experiment": _experiment,
     "run": _run,
     "reports": _reports,

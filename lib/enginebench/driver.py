@@ -114,11 +114,11 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
 
 
 def run(exp: str, scale: str = "default", target: str = "auto", repeat: dict | None = None,
-        systems: list[str] | None = None) -> Path:
+        systems: list[str] | None = None, sets: list[str] | None = None) -> Path:
     """Run an experiment; returns its results folder (status in its manifest.json). `repeat`
     ({group, index, of}) marks the run as one of a REPEAT=n group (report/repeats.py); `systems`
     (SYSTEMS=) runs only those of the params' systems."""
-    prepared = _prepare(exp, scale, target, systems)
+    prepared = _prepare(exp, scale, target, systems, sets)
     params = prepared.params
     folder = RunFolder.create(params, prepared.resolved, prepared.resolved["banner"] + prepared.banner,
                               prepared.describe, RUNNER_ENV)
@@ -187,10 +187,11 @@ def select_systems(params: dict, labels: list[str] | None) -> dict | None:
             "not_run": [label for label in known if label not in labels]}
 
 
-def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None) -> Prepared:
+def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None,
+             sets: list[str] | None = None) -> Prepared:
     if target not in TARGETS:
         raise ValueError(f"unknown target {target!r}; allowed: {', '.join(TARGETS)}")
-    params = load_params(exp, scale)
+    params = load_params(exp, scale, sets)
     selection = select_systems(params, systems)
     _clear_dead_runs()
     resolved = resolve_target(target, params)
@@ -207,6 +208,8 @@ def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None
     banner = list(dict.fromkeys(plan.banner() + [line for p in system_plans.values() for line in p.banner()]))
     banner += departures(params, resolved["kind"])  # where this run is not the post's setting
     banner.append(settings.banner(params))
+    if params.get("sets"):
+        banner.append("Set by hand for this run (--set): " + ", ".join(params["sets"]) + ".")
     if selection:
         banner.append(f"Only the systems selected with SYSTEMS= ran ({', '.join(selection['ran'])}); not run: "
                       f"{', '.join(selection['not_run'])}. Claims that need a system that did not run are not "

@@ -79,7 +79,8 @@ class Report(NamedTuple):
     run_dir: Path   # the results folder it was made from
 
 
-def run_repeated(exp: str, scale: str, target: str, times: int, systems: list[str] | None = None) -> Path:
+def run_repeated(exp: str, scale: str, target: str, times: int, systems: list[str] | None = None,
+                 sets: list[str] | None = None) -> Path:
     """REPEAT=n: n runs, each its own results folder, sharing a group id; returns the last.
     An interrupt stops the series (RunAborted propagates); a failed run does not, and the
     report's spread leaves it out."""
@@ -89,12 +90,13 @@ def run_repeated(exp: str, scale: str, target: str, times: int, systems: list[st
     last = None
     for index in range(1, times + 1):
         print(f"enginebench: {exp} run {index} of {times} (group {group})", file=sys.stderr, flush=True)
-        last = run(exp, scale, target, repeat={"group": group, "index": index, "of": times}, systems=systems)
+        last = run(exp, scale, target, repeat={"group": group, "index": index, "of": times}, systems=systems,
+                   sets=sets)
     return last
 
 
 def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_dir: str = "",
-                   repeat: int = 1, systems: list[str] | None = None) -> Report:
+                   repeat: int = 1, systems: list[str] | None = None, sets: list[str] | None = None) -> Report:
     """Run the experiment in this process (so Ctrl-C and SIGTERM reach the driver, which stops the
     runner cleanly and marks the run aborted), then render its notebook against the results.
     With repeat > 1 it runs n times and the report is made from the last run and its group."""
@@ -104,8 +106,10 @@ def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_d
         raise ValueError("REPEAT and RUN cannot be combined: RUN re-renders one existing run")
     if systems and run_dir:
         raise ValueError("SYSTEMS and RUN cannot be combined: RUN re-renders one existing run")
+    if sets and run_dir:
+        raise ValueError("SET and RUN cannot be combined: RUN re-renders one existing run")
     import papermill
-    params = load_params(exp, scale)
+    params = load_params(exp, scale, sets)
     notebook = notebook_path(params["notebook"])
     if not notebook.exists():
         raise ValueError(f"{params['params_file']}: notebook: {notebook} does not exist")
@@ -117,10 +121,10 @@ def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_d
             raise ValueError(f"RUN={run_dir}: not a results folder (no manifest.json in {resolved})")
         run_dir = str(resolved)
     elif repeat > 1:
-        run_dir = str(run_repeated(exp, scale, target, repeat, systems))
+        run_dir = str(run_repeated(exp, scale, target, repeat, systems, sets))
     else:
         from .driver import run
-        run_dir = str(run(exp, scale, target, systems=systems))
+        run_dir = str(run(exp, scale, target, systems=systems, sets=sets))
     parameters = {"exp": exp, "scale": scale, "target": target, "run_dir": run_dir}
     # The report is the run's own, kept in its folder: a later run never replaces it.
     executed, html_path = Path(run_dir) / "report.ipynb", Path(run_dir) / "report.html"

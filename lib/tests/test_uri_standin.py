@@ -1,14 +1,21 @@
-"""TARGET=uri against a real wire-protocol server: the stand-in (tools/standin: mongo-java-server
-on its on-disk H2 MVStore backend), started on 127.0.0.1 on a free port for this session and
-stopped afterwards with nothing left behind.
+"""TARGET=uri against real wire-protocol servers written by others, each started on 127.0.0.1 on a
+free port for this session and stopped afterwards with nothing left behind:
+
+- the Java stand-in (tools/standin: mongo-java-server on its on-disk H2 MVStore backend), which
+  announces wire version 8 (MongoDB 4.2): the runner's Rust driver sends the commands, the
+  companion speaks pymongo 3 (the legacy environment);
+- FerretDB (tools/build_ferretdb.sh, its SQLite backend), which announces wire version 21
+  (MongoDB 7.0): today's driver path, the Rust driver and a pymongo 4 companion.
 
 One experiment of each family runs at smoke scale through `enginebench experiment` (the run, the
-notebook, the HTML report), with whichever client our own rules pick for the stand-in's wire
-version (mongod/legacy.py). Every system of a run is the same stand-in, so each runs its first two
+notebook, the HTML report). Every system of a run is the same server, so each runs its first two
 systems (SYSTEMS=): one after another, the first's database dropped before the second (and
-flashback's second replays what the first recorded). ENGINEBENCH_URI_EXPERIMENTS=all (`make test-uri`) runs all ten. The
-report must name the stand-in and what it lacks (transactions, profiler, oplog, serverStatus
-sections, hints, capped collections) as named gaps: never a crash, never a silently missing number.
+flashback's second replays what the first recorded). FerretDB's SQLite backend filters anything but
+`_id` outside SQLite, so every other equality scans its collection: its runs use data sized to
+that (FERRETDB_SETS, set by hand with --set), since the point is the driver's path, not the
+server's speed. ENGINEBENCH_URI_EXPERIMENTS=all (`make test-uri`) runs all ten on both. The report
+must name the server and what it lacks (transactions, profiler, oplog, serverStatus sections,
+hints, capped collections) as named gaps: never a crash, never a silently missing number.
 """
 import json
 import os
@@ -25,6 +32,19 @@ EXPERIMENTS = ALL if os.environ.get("ENGINEBENCH_URI_EXPERIMENTS") == "all" else
 RUN_TIMEOUT_S = 900
 GAPS = ("multi-document transactions", "the profiler", "an oplog", "index hints", "capped collections",
         "serverStatus statistics")
+# What FerretDB can serve in a test's minutes (see above): smaller data for each experiment.
+FERRETDB_SETS = {
+    "linkbench_cached": ["workload.maxid1=201", "workload.max_degree=20"],
+    "linkbench_uncached_disk": ["workload.maxid1=201", "workload.max_degree=20"],
+    "linkbench_uncached_ssd": ["workload.maxid1=201", "workload.max_degree=20"],
+    "iibench_500m": ["workload.max_rows=600", "workload.query_begin_docs=100"],
+    "sysbench_cgroups": ["workload.collections=2", "workload.docs_per_collection=100", "workload.docs_per_insert=50"],
+    "tokumx_insert_10m": ["workload.documents=600"],
+    "tokumx_insert_20m": ["workload.documents=600"],
+    "tokumx_concurrency": ["workload.documents=300"],
+    "tokumx_read": ["workload.documents=300"],
+    "flashback_replay": ["workload.users=50", "workload.posts=300"],
+}
 
 pytestmark = pytest.mark.skipif(standin.missing() is not None, reason=standin.missing() or "")
 
@@ -38,6 +58,17 @@ def server(tmp_path_factory):
     assert not dbpath.exists(), "its data folder is removed"
 
 
+@pytest.fixture(scope="session")
+def ferretdb(tmp_path_factory):
+    from enginebench import ferretdb as fdb
+    if fdb.missing():
+        pytest.skip(fdb.missing())
+    with fdb.ferretdb_server(tmp_path_factory.mktemp("ferretdb")) as (uri, proc, state):
+        yield uri
+    assert proc.returncode is not None, "FerretDB is stopped"
+    assert not state.exists(), "its folder is removed"
+
+
 def _databases(uri: str) -> list[str]:
     from pymongo.uri_parser import parse_uri
 
@@ -46,38 +77,59 @@ def _databases(uri: str) -> list[str]:
     return [d["name"] for d in wire.command(host, port, {"listDatabases": 1})["databases"]]
 
 
-@pytest.mark.parametrize("exp", EXPERIMENTS)
-def test_experiment_on_the_standin(server, exp, tmp_path):
-    env = {**os.environ, "ENGINEBENCH_URI": server, "ENGINEBENCH_RESULTS": str(tmp_path / "results"),
+def _run_on(uri: str, exp: str, tmp_path, sets: list[str] = ()) -> tuple[dict, str, list[str]]:
+    """The experiment's first two systems at smoke scale against the server: (manifest, report
+    page, the params' labels)."""
+    env = {**os.environ, "ENGINEBENCH_URI": uri, "ENGINEBENCH_RESULTS": str(tmp_path / "results"),
            "ENGINEBENCH_DATA": str(tmp_path / "data"), "ENGINEBENCH_REPORTS": str(tmp_path / "reports")}
     from enginebench.params import load_params
     labels = [s["label"] for s in load_params(exp, "smoke")["systems"]]
     done = subprocess.run([sys.executable, "-m", "enginebench", "experiment", exp, "--scale", "smoke", "--target",
-                           "uri", "--systems", ",".join(labels[:2])], env=env, capture_output=True, text=True,
-                          timeout=RUN_TIMEOUT_S)
+                           "uri", "--systems", ",".join(labels[:2]), *[f"--set={s}" for s in sets]], env=env,
+                          capture_output=True, text=True, timeout=RUN_TIMEOUT_S)
     assert done.returncode == 0, done.stderr[-3000:]
     run_dir = next((tmp_path / "results" / exp).iterdir())
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["target"]["kind"] == "uri" and manifest["status"] == "complete", manifest.get("systems")
-
-    from enginebench.mongod.legacy import modern_min_wire
     assert list(manifest["systems"]) == labels[:2] and manifest["selection"]["not_run"] == labels[2:]
     for label, system in manifest["systems"].items():
         assert system["status"] == "complete", (label, system["error"])
+    page = (run_dir / "report.html").read_text()
+    assert "Named gaps" in page and f"not run: {', '.join(labels[2:])}" in page
+    assert not [d for d in _databases(uri) if d.startswith("enginebench_")], "each system's database is dropped"
+    return manifest, page, labels
+
+
+@pytest.mark.parametrize("exp", EXPERIMENTS)
+def test_experiment_on_the_standin(server, exp, tmp_path):
+    manifest, page, labels = _run_on(server, exp, tmp_path)
+    from enginebench.mongod.legacy import DRIVER_MIN_WIRE, modern_min_wire
+    for label, system in manifest["systems"].items():
         config = system["engine_config"]
-        # The stand-in announces wire version 8: below this environment's pymongo minimum the
-        # rules pick the legacy environment's pymongo 3.x (make setup-legacy).
+        # The stand-in announces wire version 8: the runner's Rust driver speaks it (8 and up),
+        # the companion's pymongo 4 does not (9 and up), so it runs under the legacy pymongo 3.
+        assert config["executor"].startswith("the Rust driver" if DRIVER_MIN_WIRE <= 8 else "legacy"), config
         expected_major = "3" if modern_min_wire() > 8 else "4"
-        assert config["pymongo"].split(".")[0] == expected_major, config["pymongo"]
+        assert config["companion_pymongo"].split(".")[0] == expected_major, config["companion_pymongo"]
         assert config["server_process"].startswith("mongo-java-server")
         assert all(any(g.startswith(name) for g in config["gaps"]) for name in GAPS), config["gaps"]
         if manifest["params"]["workload"]["name"] == "tokumx":
             # The TokuMX tests ask for w:0, as the post's shell loops sent; the stand-in drops such
             # writes, so the run is acknowledged and says so.
             assert any(g.startswith("unacknowledged writes") for g in config["gaps"]), config["gaps"]
-    page = (tmp_path / "reports" / f"{exp}.html").read_text()
-    assert "Named gaps" in page and "mongo-java-server" in page
-    assert f"not run: {', '.join(labels[2:])}" in page
+    assert "mongo-java-server" in page
     for name in GAPS:
         assert name in page, name
-    assert not [d for d in _databases(server) if d.startswith("enginebench_")], "each system's database is dropped"
+
+
+@pytest.mark.parametrize("exp", EXPERIMENTS)
+def test_experiment_on_ferretdb_through_todays_driver(ferretdb, exp, tmp_path):
+    manifest, page, labels = _run_on(ferretdb, exp, tmp_path, FERRETDB_SETS[exp])
+    for label, system in manifest["systems"].items():
+        config = system["engine_config"]
+        assert config["executor"].startswith("the Rust driver"), config
+        assert config["companion_pymongo"].split(".")[0] == "4", config["companion_pymongo"]
+        assert system["version"].startswith("7.0"), system["version"]
+        for name in ("multi-document transactions", "the profiler", "an oplog", "index hints"):
+            assert any(g.startswith(name) for g in config["gaps"]), (name, config["gaps"])
+    assert manifest["params"]["sets"] == FERRETDB_SETS[exp]

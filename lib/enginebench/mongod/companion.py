@@ -78,7 +78,7 @@ class Companion:
             self.shard_clients = [pymongo.MongoClient(u, serverSelectionTimeoutMS=5000)
                                   for u in shard_uris(self.client.admin.command("listShards")).values()]
         if self.drop:  # a borrowed deployment: start from an empty database
-            self.client.drop_database(database)
+            self._drop_database()
         from .capabilities import probe
         engine_status = self.shard_clients[0].admin.command("serverStatus") if self.shard_clients else status
         capabilities = self.capabilities = probe(self.client, self.db, greeting, status, engine_status)
@@ -86,7 +86,7 @@ class Companion:
         flavour = {k: build[k] for k in ("psmdbVersion", "tokumxVersion", "tokukvVersion") if k in build}
         return {"engine": engine, "version": build["version"], "atomic": atomic,
                 "max_wire_version": greeting.get("maxWireVersion", 0),
-                "unacknowledged": capabilities.unacknowledged,
+                "unacknowledged": capabilities.unacknowledged, "capped": capabilities.capped,
                 "config": {"gitVersion": build.get("gitVersion"), "replica_set": replica_set, "mongos": self.mongos,
                            "transactions": atomic, "server_process": capabilities.process,
                            "gaps": capabilities.gaps(atomic), "companion_pymongo": pymongo.version, **flavour}}
@@ -136,6 +136,11 @@ class Companion:
         from .sharding import shard_collection
         return shard_collection(self.client, self.db.name, request["collection"])
 
+    def _drop_database(self) -> None:
+        # As a command, acknowledged whatever write concern the URI asks the writes for (a w:0
+        # client's dropDatabase returns before the database is gone).
+        self.client[self.db.name].command("dropDatabase")
+
     def close(self) -> None:
         for watch in self.watches:
             watch.stop()
@@ -143,7 +148,7 @@ class Companion:
         if self.client is None:
             return
         if self.drop and not self.keep_data:
-            self.client.drop_database(self.db.name)
+            self._drop_database()
         for client in self.shard_clients:
             client.close()
         self.client.close()

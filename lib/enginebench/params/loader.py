@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ValidationError
 
 from ..paths import params_dir
+from . import overrides
 from .merge import MergeError, merge, read_with_extends
 from .origins import at_scale, did_you_mean, locate
 from .schema import SCALES, WORKLOAD_MODELS, Experiment
@@ -71,6 +72,23 @@ def _problem(error: dict, data: dict, origins: dict, params_file: Path) -> str:
     return where + _explain(error, loc, path, workload_model)
 
 
+def _set_problem(error: dict, data: dict, sets: list | None) -> str | None:
+    """An error in a key set by hand names that --set, not a line of the file."""
+    if not sets:
+        return None
+    loc = tuple(error["loc"])
+    if len(loc) > 1 and loc[0] == "workload" and loc[1] in WORKLOAD_MODELS:
+        loc = (loc[0],) + loc[2:]
+    loc = _by_label(loc, data) + _inner_key(error)
+    dotted = ".".join(str(p) for p in loc)
+    for key, _ in sets:
+        found = overrides.SYSTEM_KEY.match(key)
+        normal = f"systems.{found.group(1)}.{found.group(2)}" if found else key
+        if dotted == normal or (found and found.group(1) == "*" and dotted.endswith("." + found.group(2))):
+            return f"--set {key}: " + _explain(error, loc, key, None).split(": ", 1)[-1]
+    return None
+
+
 def _by_label(loc: tuple, data: dict) -> tuple:
     """`systems.1` as the label the file gives that system (origins are keyed by label)."""
     if len(loc) > 1 and loc[0] == "systems" and isinstance(loc[1], int):
@@ -123,11 +141,21 @@ def _only_in_scales(error: dict, top: dict, scales: dict) -> str:
             f"{'sets' if len(setting) == 1 else 'set'} it, for {'that scale' if len(setting) == 1 else 'those scales'})")
 
 
-def load_params(exp: str, scale: str = "default") -> dict:
-    """The resolved, validated params of an experiment at a scale, as plain data."""
+def load_params(exp: str, scale: str = "default", sets: list[str] | None = None) -> dict:
+    """The resolved, validated params of an experiment at a scale, as plain data; `sets`: keys
+    set by hand for this run (overrides.py), over that scale."""
     if scale not in SCALES:
         raise ParamsError(f"unknown scale {scale!r};{did_you_mean(scale, SCALES)} allowed: {', '.join(SCALES)}")
-    return load_every_scale(exp)[scale]
+    resolved = load_every_scale(exp)
+    if not sets:
+        return resolved[scale]
+    try:
+        parsed = overrides.parse(sets)
+    except overrides.SetError as exc:
+        raise ParamsError(str(exc)) from None
+    out = _resolve(params_path(exp), scale, parsed)
+    out["sets"] = [f"{k}={v}" for k, v in parsed]
+    return out
 
 
 def load_every_scale(exp: str) -> dict[str, dict]:
@@ -143,7 +171,7 @@ def load_every_scale(exp: str) -> dict[str, dict]:
     return resolved
 
 
-def _resolve(path: Path, scale: str) -> dict:
+def _resolve(path: Path, scale: str, sets: list | None = None) -> dict:
     try:
         raw, origins = read_with_extends(path)
         scales = raw.pop("scales", {}) or {}
@@ -153,12 +181,18 @@ def _resolve(path: Path, scale: str) -> dict:
             raise ParamsError(f"{where.file} line {where.line}: scales.{unknown[0]}: unknown scale;"
                               f"{did_you_mean(unknown[0], SCALES)} allowed: {', '.join(SCALES)}")
         merged = merge(raw, scales.get(scale) or {}, f"scales.{scale}.")
+        if sets:
+            labels = [s.get("label") for s in merged.get("systems") or [] if isinstance(s, dict)]
+            merged = merge(merged, overrides.block(sets, labels), "--set ")
+    except overrides.SetError as exc:
+        raise ParamsError(f"{path} [scale {scale}]: {exc}") from None
     except MergeError as exc:
         raise ParamsError(str(exc) if str(exc).startswith(str(path)) else f"{path} [scale {scale}]: {exc}") from None
     try:
         model = Experiment(**merged)
     except ValidationError as exc:
-        problems = [_problem(e, merged, at_scale(origins, scale), path) + _only_in_scales(e, raw, scales)
+        problems = [_set_problem(e, merged, sets) or
+                    _problem(e, merged, at_scale(origins, scale), path) + _only_in_scales(e, raw, scales)
                     for e in exc.errors()]
         joined = f" {problems[0]}" if len(problems) == 1 else "".join(f"\n  {p}" for p in problems)
         raise ParamsError(f"{path} [scale {scale}]:{joined}") from None

@@ -30,10 +30,10 @@ def runs_by_experiment(base: Path) -> dict[str, list[Path]]:
 
 def newest_complete(runs: list[Path]) -> Path | None:
     """The newest run of the list whose status is complete, preferring one that ran every system
-    to one that ran a selection (SYSTEMS=)."""
+    as its params file says to one that ran a selection (SYSTEMS=) or keys set by hand (--set)."""
     manifests = {run: manifest_of(run) for run in sorted(runs, key=lambda p: p.name, reverse=True)}
     complete = [run for run, manifest in manifests.items() if manifest.get("status") == "complete"]
-    whole = [run for run in complete if not manifests[run].get("selection")]
+    whole = [run for run in complete if not manifests[run].get("selection") and not manifests[run]["params"].get("sets")]
     return (whole or complete or [None])[0]
 
 

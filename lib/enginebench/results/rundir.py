@@ -108,7 +108,7 @@ class RunFolder:
             **{k: result[k] for k in ("engine_error", "expected_size", "last_events", "exit_note")
                if result.get(k) is not None},
             "engine_reported": info.get("engine"), "version": info.get("version"), "engine_config": info.get("config"),
-            "transactions": info.get("atomic"), "device": result.get("device"),
+            "transactions": info.get("atomic"), "executor": info.get("executor"), "device": result.get("device"),
             "sampler_cpu_s": result.get("sampler_cpu_s"), "resources": result.get("resources"),
             "load_verified": (by_kind.get("load_verified") or [None])[0],
             "consistency": (by_kind.get("consistency") or [None])[0],

@@ -123,6 +123,13 @@ impl PhaseResult {
     }
 }
 
+/// The runner's own CPU and its children's so far, in ns: on a server target, the client's.
+fn client_cpu_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64 + crate::target::server::child::children_cpu_ns()
+}
+
 /// How long workers may take to return once one of them met a fatal engine error.
 const FATAL_JOIN: Duration = Duration::from_secs(5);
 
@@ -223,6 +230,7 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target
 
     let mut next_k: i64 = 0;
     let mut total_ops: u64 = 0;
+    let client_cpu = std::cell::Cell::new(client_cpu_ns());
     // Closes intervals next_k..=upto. The final close takes every share left (`take_all`),
     // counting ops that completed after the phase's end in its last interval.
     let close = |upto: i64, take_all: bool, final_end: Option<f64>, next_k: &mut i64, total_ops: &mut u64| {
@@ -235,8 +243,11 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target
                 merged.entry(key).or_default().merge(share);
             }
         }
-        // The worker threads' CPU read now belongs to the last interval being closed.
+        // The worker threads' CPU read now belongs to the last interval being closed; so does the
+        // whole client's (the runner and the processes it runs beside a server).
         let thread_cpu: i64 = recorders.iter().map(|r| r.thread_cpu_since_last()).sum();
+        let client_now = client_cpu_ns();
+        let client_delta = client_now.saturating_sub(client_cpu.replace(client_now));
         for k in *next_k..=upto {
             let share = merged.remove(&k).unwrap_or_default();
             let (t0, mut t1) = clock.bounds(k);
@@ -249,6 +260,7 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target
             emit("interval", json!({
                 "phase": spec.name, "interval": k, "t_start": t0, "t_end": t1, "ops": encode_share(&share),
                 "thread_cpu_ns": if k == upto { thread_cpu } else { 0 }, "engine": stats, "accounting": spec.accounting,
+                "client_cpu_ns": if k == upto { client_delta } else { 0 },
             }));
         }
         *next_k = upto + 1;

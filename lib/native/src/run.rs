@@ -222,6 +222,7 @@ fn open_server(spec: ServerSpec, label: &str) -> Result<(Arc<dyn Target>, ColdSt
     let mut info = server.info.clone();
     info["label"] = json!(label);
     info["executor"] = json!(server.executor_name());
+    info["config"]["executor"] = json!(server.executor_name());
     emit("store_info", info);
     let restarted = server.clone();
     let cold_start: ColdStartFn = Box::new(move |current: &Arc<dyn Target>, method: &str| {

@@ -2,12 +2,38 @@
 //! jsonlines.py): the server's companion, or a legacy executor. One request at a time.
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use bson::Bson;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Kind, Result};
 use crate::target::server::commands::failure;
+
+/// The children running now, and the CPU of those that ended: a server target's client is the
+/// runner and these processes, and the interval events count their CPU together.
+static LIVE: Mutex<Vec<u32>> = Mutex::new(Vec::new());
+static ENDED_NS: AtomicU64 = AtomicU64::new(0);
+
+/// A process's CPU (user + system) so far, from /proc/<pid>/stat, in ns.
+fn cpu_ns(pid: u32) -> u64 {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return 0 };
+    // Fields after the command name (which may hold spaces, inside parentheses): utime is the
+    // 14th field of the line, stime the 15th.
+    let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else { return 0 };
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let ticks: u64 = fields.get(11).and_then(|u| u.parse().ok()).unwrap_or(0)
+        + fields.get(12).and_then(|s| s.parse().ok()).unwrap_or(0);
+    let per_s = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    ticks * 1_000_000_000 / per_s
+}
+
+/// CPU of every child process so far (the companion, the legacy executors), in ns.
+pub fn children_cpu_ns() -> u64 {
+    let live: u64 = LIVE.lock().unwrap().iter().map(|pid| cpu_ns(*pid)).sum();
+    ENDED_NS.load(Ordering::Relaxed) + live
+}
 
 pub struct JsonChild {
     what: String,
@@ -26,11 +52,8 @@ impl JsonChild {
             .map_err(|e| Error::other(format!("{what}: cannot start {}: {e}", argv.join(" "))))?;
         let input = child.stdin.take().expect("piped stdin");
         let output = BufReader::new(child.stdout.take().expect("piped stdout"));
+        LIVE.lock().unwrap().push(child.id());
         Ok(JsonChild { what: what.to_string(), child, input, output, next_id: 1 })
-    }
-
-    pub fn pid(&self) -> u32 {
-        self.child.id()
     }
 
     /// One request: `fields` (a JSON object) plus the op; the reply's `ok` value, or the error
@@ -75,6 +98,9 @@ impl JsonChild {
 
 impl Drop for JsonChild {
     fn drop(&mut self) {
+        let pid = self.child.id();
+        ENDED_NS.fetch_add(cpu_ns(pid), Ordering::Relaxed);
+        LIVE.lock().unwrap().retain(|p| *p != pid);
         let _ = self.call("close", json!({}));
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         while std::time::Instant::now() < deadline {

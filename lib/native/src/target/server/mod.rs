@@ -234,6 +234,8 @@ impl ServerStore {
 
 impl Store for ServerStore {
     fn create_collection(&mut self, name: &str, capped_bytes: Option<i64>) -> Result<()> {
+        // A server without capped collections gets an ordinary one; the companion named the gap.
+        let capped_bytes = capped_bytes.filter(|_| self.server.info["capped"].as_bool().unwrap_or(true));
         let reply = self.exec.run(commands::create_collection(name, capped_bytes))?;
         match commands::check(&reply) {
             Ok(()) => {}
