@@ -34,6 +34,28 @@ def redact(uri: str) -> str:
     return re.sub(r"//([^:/@]+):[^@]*@", r"//\1:***@", uri)
 
 
+REACH_TIMEOUT_S = 5
+
+
+def reach(uri: str) -> dict:
+    """The first seed's handshake, once, before anything starts: an unreachable deployment stops
+    the run at once with one line naming it, not after every system's attempts."""
+    from pymongo.uri_parser import parse_uri
+
+    from .mongod import wire
+    try:
+        host, port = parse_uri(uri)["nodelist"][0]
+    except Exception as exc:
+        raise RuntimeError(f"TARGET=uri: {URI_ENV}={redact(uri)} is not a MongoDB URI: {exc}") from None
+    if uri.startswith("mongodb+srv://") or "tls=true" in uri.lower() or "ssl=true" in uri.lower():
+        return {}  # TLS and SRV lookups are the driver's to do; its own error names a failure
+    try:
+        return wire.command(host, port, {"isMaster": 1}, timeout_s=REACH_TIMEOUT_S)
+    except Exception as exc:
+        raise RuntimeError(f"TARGET=uri: cannot reach {host}:{port} ({URI_ENV}={redact(uri)}): "
+                           f"{type(exc).__name__}: {exc}") from None
+
+
 def resolve_target(target: str, params: dict | None = None) -> dict:
     """{'kind': 'embedded'|'mongod'|'uri', 'banner': [lines for the top of the report], ...}."""
     mongod = find_mongod()
@@ -42,6 +64,7 @@ def resolve_target(target: str, params: dict | None = None) -> dict:
         uri = os.environ.get(URI_ENV)
         if not uri:
             raise RuntimeError(f"TARGET=uri: set {URI_ENV}=mongodb://host:port/ to the deployment to measure")
+        reach(uri)
         return {"kind": "uri", "requested": target, "uri": redact(uri), "mongod": None,
                 "banner": [f"TARGET=uri: every system ran on the existing deployment {redact(uri)}, each in its own "
                            "database; the params' engine options do not apply there, and only the server's "

@@ -133,13 +133,25 @@ def _unacknowledged_writes(client, db, notes: dict) -> bool:
             time.sleep(0.05)
         notes["unacknowledged"] = f"an unacknowledged insert never arrived within {W0_WAIT_S:g} s"
     except PyMongoError as exc:
-        notes["unacknowledged"] = _error(exc) or type(exc).__name__
+        notes["unacknowledged"] = _in_words(exc)
     finally:
         try:
             db.drop_collection(PROBE + "_w0")
         except PyMongoError:
             pass
     return False
+
+
+def _in_words(exc) -> str:
+    """What a failed fire-and-forget insert says of the server, in words: a server that does not
+    take the message drops the connection, which a driver reports as a mismatched or missing
+    reply ("Got response id ... but expected ...", a reset connection)."""
+    from pymongo.errors import AutoReconnect, ProtocolError
+    text = _error(exc) or type(exc).__name__
+    if isinstance(exc, (AutoReconnect, ProtocolError)) or "but expected" in text:
+        return ("the server does not take unacknowledged (fire-and-forget) writes: it dropped the connection "
+                f"the insert came on (the driver said: {text})")
+    return text
 
 
 def _acknowledged():
