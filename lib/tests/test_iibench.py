@@ -1,45 +1,12 @@
-"""iibench at smoke scale: documents and index entries, the query worker, slow-write counting."""
-import random
-import time
-
+"""iibench at smoke scale on every engine, and its report: where Nslow comes from, the claims, the
+load over time. The generator, the query thread and slow-insert counting are checked on the
+runner's (lib/native/tests/iibench_generator.rs)."""
 import polars as pl
 
 from enginebench.report import iibench as ib
 from enginebench.report.claims import NOT_EVALUATED
-from enginebench.runner.recorder import PhaseClock, Recorder
-from enginebench.workloads.iibench import IIBench, Params
 
 from conftest import smoke_run_fixture
-
-
-def test_documents_follow_the_java_client():
-    bench = IIBench(Params(max_rows=100))
-    rng = random.Random(0)
-    doc = bench.document(rng)
-    assert list(doc) == ["dateandtime", "cashregisterid", "customerid", "productid", "price", "cf1"]
-    assert 0 <= doc["cashregisterid"] < 1000 and 0 <= doc["customerid"] < 100_000 and 0 <= doc["productid"] < 10_000
-    assert doc["customerid"] / 100 <= doc["price"] < (doc["customerid"] + 500) / 100
-    assert len(doc["cf1"]) == 1000 and doc["cf1"].endswith("a" * 500) and doc["cf1"][:500].isalpha()
-
-
-def test_char_field_letters_are_a_4mib_random_pool():
-    """mdcallag/iibench-mongodb@02b4190 src/jmongoiibench.java: 4*1024*1024 random letters, not a
-    short repeated pattern (which a compressor would find): no 64 KiB period, and letters drawn
-    uniformly from 26 compress no better than log2(26)/8 of their bytes."""
-    import zlib
-    letters = IIBench(Params(max_rows=100)).random_letters
-    assert len(letters) == 4 << 20 and set(letters) == set(b"abcdefghijklmnopqrstuvwxyz")
-    assert letters[:1 << 16] != letters[1 << 16:2 << 16]
-    assert len(zlib.compress(letters, 9)) / len(letters) > 0.58
-
-
-def test_nslow_comes_from_the_server_or_says_it_is_per_client_call(embedded_store):
-    bench = IIBench(Params(max_rows=100))
-    bench.setup(embedded_store)
-    events = []
-    bench.after_load(embedded_store, events.append)
-    assert events == [{"event": "slow_ops", "op": "INSERT", "threshold_ms": 2000, "source": "client",
-                       "why": "an embedded engine has no server"}]
 
 
 def test_report_says_where_nslow_comes_from_and_the_limit_of_4(tmp_path):
@@ -57,21 +24,6 @@ def test_report_says_where_nslow_comes_from_and_the_limit_of_4(tmp_path):
     assert lines[2].startswith("Each query reads at most 4 documents, as in the post's command line")
 
 
-def test_writers_split_the_rows_in_whole_batches():
-    cfg = Params(max_rows=1_000_003, docs_per_insert=10)
-    assert cfg.per_writer(10) == 100_000 and cfg.total_docs(10) == 1_000_000
-
-
-def test_slow_calls_are_counted_per_op():
-    rec = Recorder(PhaseClock(time.time(), 60), slow_us={"INSERT": 20_000})
-    rec.start_thread()
-    rec.call("INSERT", time.sleep, 0.03)
-    rec.call("INSERT", time.sleep, 0.001)
-    rec.call("QUERY_PDC", time.sleep, 0.03)
-    share = rec.take(10)[0]
-    assert share.ops["INSERT"].slow == 1 and share.ops["QUERY_PDC"].slow == 0
-
-
 smoke = smoke_run_fixture("iibench_500m")
 
 
@@ -87,6 +39,22 @@ def test_smoke_run_on_every_engine(smoke):
     counts = queries.group_by("system", "op").agg(pl.col("count").sum())
     per_system = counts.group_by("system").agg(pl.col("count").max() - pl.col("count").min())
     assert (per_system["count"] <= 1).all(), "the three queries run round-robin"
+
+
+def test_smoke_nslow_is_the_clients_count_of_slow_insert_calls(smoke):
+    """An embedded engine has no server to count slow inserts: the runner reports no slow_ops
+    event, Nslow is the insert calls the client timed at or above the threshold, and the report
+    says so for every system."""
+    assert all(s["slow_ops"] is None for s in smoke.systems)
+    inserts = smoke.ops.filter(pl.col("op") == "INSERT")
+    assert "slow" in inserts.columns and inserts["slow"].is_not_null().all()
+    for s in smoke.systems:
+        assert ib.system_figures(smoke, s["label"])["Nslow"] == \
+            inserts.filter(pl.col("system") == s["label"])["slow"].sum()
+    (nslow, _) = ib.method_lines(smoke)
+    labels = ", ".join(s["label"] for s in smoke.systems)
+    assert nslow.startswith(f"Nslow ({labels}): insert calls of at least 2 s as the client timed each call "
+                            "(an embedded engine has no server)")
 
 
 def test_smoke_claims_and_findings(smoke):
