@@ -1,21 +1,13 @@
-"""sysbench: documents, the transaction, the duplicate-key race handled, and a smoke run."""
-import random
-import threading
-
+"""sysbench: the post's dataset at each scale, and a smoke run with its report. Its documents, its
+load and the duplicate-key race its transactions meet are checked on the runner's workload
+(lib/native/tests/sysbench_generator.rs)."""
 import polars as pl
 import pytest
 
 from enginebench.params.loader import load_params
 from enginebench.report import sysbench as sb
-from enginebench.workloads.sysbench import Params, Sysbench, digits
 
 from conftest import smoke_run_fixture
-
-
-def test_documents_match_sysbench():
-    rng = random.Random(1)
-    c, pad = digits(rng, 10), digits(rng, 5)
-    assert len(c) == 119 and len(pad) == 59 and c.count("-") == 9 and c.replace("-", "").isdigit()
 
 
 def test_paper_scale_is_the_posts_dataset():
@@ -52,32 +44,6 @@ def test_default_scale_keeps_the_posts_ratios():
     def collections_per_writer(p):
         return p["workload"]["collections"] / p["phases"]["measure"]["threads"]
     assert collections_per_writer(default) == collections_per_writer(paper) == 10
-
-
-def test_delete_reinsert_race_is_retried_not_fatal(embedded_store):
-    bench = Sysbench(Params(collections=1, docs_per_collection=10, docs_per_insert=10, point_selects=0,
-                                    simple_ranges=0, sum_ranges=0, order_ranges=0, distinct_ranges=0,
-                                    index_updates=0, non_index_updates=0, inserts=1))
-    bench.setup(embedded_store)
-    embedded_store.insert_many("sbtest1", [{"_id": i, "k": i, "c": "c", "pad": "p"} for i in range(1, 11)])
-    retries, errors = [], []
-
-    def worker(seed):
-        rng = random.Random(seed)
-        try:
-            for _ in range(300):  # every transaction hits one of three ids: collisions are certain
-                args = {"points": [], "ranges": [], "inc": [], "set": [],
-                        "reinsert": [(rng.randint(1, 3), rng.randint(1, 10), "c", "p")]}
-                retries.append(bench._transaction(embedded_store, "sbtest1", args))
-        except Exception as exc:  # the original lost the worker here
-            errors.append(exc)
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-    assert embedded_store.count("sbtest1", None) == 10
 
 
 smoke = smoke_run_fixture("sysbench_cgroups")
