@@ -1,119 +1,20 @@
-"""The TokuMX workload (seed 004) on a real embedded engine, and its report's pure pieces:
-document shape, one document per insert call, the client sweep's phases, the stop on a stale
-secondary, dips, the stale-secondary claim, and the params' errors."""
+"""The TokuMX experiments' (seed 004) report and params: dips, the stale-secondary claim, the
+params' errors and files, and the post's settings. The workload itself (document shape, one
+document per insert call, the client sweep's phases, the stop on a stale secondary) is checked on
+the runner's (lib/native/tests/tokumx_generator.rs); test_tokumx_smoke.py runs every experiment."""
 import json
-import random
-import threading
 from pathlib import Path
 
 import pytest
 
+from enginebench.families.tokumx.params import Params
 from enginebench.params import ParamsError, load_params
 from enginebench.params.phases import Phases
 from enginebench.report import tokumx as tk
 from enginebench.report.claims import FAILS, HOLDS, NOT_EVALUATED
 from enginebench.report.rundata import RunData
-from enginebench.stores import open_embedded
-from enginebench.runner.plan import Execution, plan_steps
-from enginebench.workloads.tokumx import COLLECTION, X_INDEX, Params, TokuMX, document
 
 import polars as pl
-
-
-class CountingStore:
-    """An embedded store that records the size of every insert call (and can play a replica
-    set's watch that finds a stale secondary after `stale_after` inserts)."""
-
-    def __init__(self, store, stale_after=None, abort=None):
-        self._store, self.insert_sizes = store, []
-        self.watches, self._stale_after, self._abort = [], stale_after, abort
-
-    def insert_many(self, collection, docs):
-        self.insert_sizes.append(len(docs))
-        if self._stale_after is not None and len(self.insert_sizes) == self._stale_after:
-            # What the runner's StaleWatch does on a too-stale member: record it, stop the phase.
-            self.watches.append(type("Watch", (), {"found": {"event": "stale_secondary", "members": ["m2"]}})())
-            self._abort.set()
-        return self._store.insert_many(collection, docs)
-
-    def __getattr__(self, name):
-        return getattr(self._store, name)
-
-
-@pytest.fixture
-def wt(tmp_path):
-    store = open_embedded("wiredtiger", tmp_path / "db", {"cache_size_mb": 32})
-    yield store
-    store.close()
-
-
-def run_plan(workload, store, phases: dict, abort=None):
-    """The workload's plan, as the Python runner executes it for a server's client."""
-    events = []
-    params = {"workload": workload.cfg.model_dump(), "phases": Phases(**phases).model_dump()}
-    status = Execution(workload, store, events.append, abort or threading.Event(), data_dir="",
-                       max_errors=0).run(plan_steps(params))
-    return status, events
-
-
-def test_documents_are_the_posts_shape():
-    rng = random.Random(1)
-    docs = [document(rng, i, 200) for i in range(50)]
-    assert all(list(d) == ["x", "y"] and d["x"] == i and len(d["y"]) == 200 for i, d in enumerate(docs))
-    assert len({d["y"] for d in docs}) == 50, "each payload is random"
-    assert document(random.Random(1), 0, 200) == docs[0], "and reproducible from the seed"
-    assert len(document(rng, 0, 7)["y"]) == 7
-
-
-def test_insert_is_one_document_per_call(wt):
-    store = CountingStore(wt)
-    status, events = run_plan(TokuMX(Params(experiment="insert", documents=300)), store,
-                              {"load": {"interval_s": 0.05}})
-    assert status == "complete"
-    assert store.insert_sizes == [1] * 300
-    verified = next(e for e in events if e["event"] == "load_verified")
-    assert verified["ok"] and verified["found"] == {"documents": 300, "index x_1": 300}
-    assert wt.get(COLLECTION, X_INDEX.name, (299,))["x"] == 299
-    intervals = [e for e in events if e["event"] == "interval"]
-    assert sum(e["ops"]["INSERT"]["count"] for e in intervals if "INSERT" in e["ops"]) == 300
-    assert intervals[0]["accounting"]["rate_ops"] == ["INSERT"]
-
-
-def test_client_sweep_runs_one_phase_per_count(wt):
-    cfg = Params(experiment="read_update", documents=400, load_batch=100)
-    status, events = run_plan(TokuMX(cfg), wt, {"load": {"interval_s": 0.1}, "quiesce_s": 0,
-                                                "measure": {"threads": [1, 2, 3], "interval_s": 0.1, "duration_s": 0.3}})
-    assert status == "complete"
-    starts = [(e["phase"], e["workers"]) for e in events if e["event"] == "phase_start"]
-    assert starts == [("load", 1), ("clients=1", 1), ("clients=2", 2), ("clients=3", 3)]
-    updates = sum(e["ops"].get("UPDATE", {}).get("count", 0) for e in events if e["event"] == "interval")
-    finds = sum(e["ops"].get("FIND_ONE", {}).get("count", 0) for e in events if e["event"] == "interval")
-    assert updates > 0 and finds >= updates
-    # $set y to y + x, as the post's readAndUpdate(): updated documents grew.
-    grown = [d for d in wt.scan(COLLECTION, X_INDEX.name) if len(d["y"]) > 200]
-    assert grown and all(d["y"].endswith(str(d["x"])) for d in grown)
-    consistency = next(e for e in events if e["event"] == "consistency")
-    assert consistency["ok"] and consistency["mismatches"] == 0
-
-
-def test_read_sweep_only_reads(wt):
-    cfg = Params(experiment="read", documents=200, load_batch=50)
-    status, events = run_plan(TokuMX(cfg), wt, {"load": {"interval_s": 0.1}, "quiesce_s": 0,
-                                                "measure": {"threads": [1, 2], "interval_s": 0.1, "duration_s": 0.2}})
-    ops = {op for e in events if e["event"] == "interval" and e["phase"].startswith("clients=") for op in e["ops"]}
-    assert status == "complete" and ops == {"FIND_ONE"}
-
-
-def test_a_stale_secondary_stops_the_inserts_as_a_finding(wt):
-    abort = threading.Event()
-    store = CountingStore(wt, stale_after=120, abort=abort)
-    status, events = run_plan(TokuMX(Params(experiment="insert", documents=5000)), store,
-                              {"load": {"interval_s": 0.05}}, abort)
-    assert status == "complete", "a finding, not a failure"
-    assert 120 <= len(store.insert_sizes) < 5000
-    verified = next(e for e in events if e["event"] == "load_verified")
-    assert verified["stopped_by"] == "stale_secondary" and not verified["ok"]
-    assert verified["found"]["documents"] == len(store.insert_sizes)
 
 
 def test_dips_leave_out_a_short_last_interval():
