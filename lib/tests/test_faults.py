@@ -21,8 +21,6 @@ from enginebench.params import load_params
 from enginebench.report.html import banner
 from enginebench.report.rundata import load_run
 from enginebench.resources import space
-from enginebench.runner.plan import load_threads
-from enginebench.workloads import build_workload
 from test_resources import leftover_groups
 
 NO_SPACE = re.compile(r"no space left on device: (?P<path>\S+) \((?P<free>[\d.]+ \w+) free, this system's data "
@@ -36,9 +34,8 @@ def _top_of_report(run_dir: Path) -> str:
 
 
 def _runners_left() -> list:
-    """Runners (native or Python) and client processes still alive below this test process.
-    multiprocessing's resource tracker, which an earlier test's shared-memory counters start and
-    which lives as long as pytest does, is not one."""
+    """Runners still alive below this test process. multiprocessing's resource tracker, which
+    lives as long as pytest does once a test starts it, is not one."""
     def ours(p) -> bool:
         try:
             cmdline = " ".join(p.cmdline())
@@ -99,12 +96,11 @@ def test_a_system_that_cannot_fit_is_refused_before_it_starts(tmp_path, tmpfs):
 def test_a_disk_that_fills_during_a_run_names_its_cause(label, tmp_path, tmpfs, monkeypatch, capfd):
     params = load_params("linkbench_cached", "smoke")
     params["systems"] = [s for s in params["systems"] if s["label"] == label]
-    workload = build_workload("linkbench", params["workload"])
-    room = space.expected_size(space.data_estimate(workload, load_threads(params)), params["systems"][0])["bytes"]
+    room = space.expected_size(space.data_estimate(driver.describe(params)), params["systems"][0])["bytes"]
     data = tmpfs(f"{(room >> 20) + 24}m")  # the system fits when it starts
     monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("ENGINEBENCH_DATA", str(data))
-    monkeypatch.setattr(driver, "load_params", lambda exp, scale: params)
+    monkeypatch.setattr(driver, "load_params", lambda exp, scale, sets=None: params)
     filled = {}
 
     def fill_when_the_load_starts():
@@ -160,7 +156,7 @@ def _hung_run(tmp_path, monkeypatch, on_failure):
     params["supervision"].update(hung_floor_s=5, on_failure=on_failure)
     monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "data"))
-    monkeypatch.setattr(driver, "load_params", lambda exp, scale: params)
+    monkeypatch.setattr(driver, "load_params", lambda exp, scale, sets=None: params)
     monkeypatch.setattr(driver, "SPEC_EXTRA", {"hang_at_phase": "run"})  # the runner never reports after it starts
     started = time.time()
     run_dir = driver.run("linkbench_cached", "smoke", "embedded")
@@ -219,7 +215,7 @@ def _kill_the_runner_in_the_query_phase(tmp_path, monkeypatch, label: str) -> Pa
     params["systems"] = [s for s in params["systems"] if s["label"] in ("wt.op1", "rx.op1")]
     monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "data"))
-    monkeypatch.setattr(driver, "load_params", lambda exp, scale: params)
+    monkeypatch.setattr(driver, "load_params", lambda exp, scale, sets=None: params)
     killed, stop = [], threading.Event()
 
     def kill_after_a_query_interval():
