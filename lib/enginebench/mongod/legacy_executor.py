@@ -89,7 +89,9 @@ class LegacyExecutor:
         self.db = None
 
     def open(self, request: dict) -> dict:
-        self.client = pymongo.MongoClient(request["uri"], serverSelectionTimeoutMS=int(request.get("timeout_ms", 10000)))
+        # Acknowledged by default whatever the URI says: the runner puts w:0 into the commands that
+        # may take it (only where the server accepts unacknowledged writes).
+        self.client = pymongo.MongoClient(request["uri"], w=1, serverSelectionTimeoutMS=int(request.get("timeout_ms", 10000)))
         self.db = self.client[request["database"]]
         return {"pymongo": pymongo.version}
 

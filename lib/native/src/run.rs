@@ -51,8 +51,9 @@ pub struct Spec {
     /// A server target: the runner is its client (None: the embedded engine is the server).
     #[serde(default)]
     pub server: Option<ServerSpec>,
-    /// Test-only: every Store call of every worker is written to this file (calls::recording),
-    /// with the workloads' clock fixed to this time (ms), so runs on different targets compare.
+    /// Test-only: every Store call of every worker is written to this file (calls::recording;
+    /// `{label}` in it is the system's label), with the workloads' clock fixed to this time
+    /// (ms), so runs on different targets compare.
     #[serde(default)]
     pub record_calls: Option<String>,
     #[serde(default)]
@@ -167,7 +168,7 @@ fn run(spec_path: &Path) -> Result<(String, Option<Error>)> {
         crate::phase::hang_at(phase);
     }
     if let Some(path) = &spec.record_calls {
-        crate::calls::recording::record_to(path)?;
+        crate::calls::recording::record_to(&path.replace("{label}", &spec.system.label))?;
     }
     if let Some(ms) = spec.fixed_clock_ms {
         workloads::fix_clock(ms);
