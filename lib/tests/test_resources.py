@@ -69,7 +69,7 @@ def test_required_limit_that_cannot_be_enforced_starts_nothing(monkeypatch, tmp_
     assert params["resources"]["memory"]["enforce"] == "required"
     with pytest.raises(profiles.ResourceError, match="cannot enforce: memory limit.*no cgroups in this test.*Nothing was started"):
         profiles.plan_resources(params)
-    monkeypatch.setattr(driver, "load_params", lambda exp, scale: params)
+    monkeypatch.setattr(driver, "load_params", lambda exp, scale, sets=None: params)
     with pytest.raises(profiles.ResourceError):
         driver.run("linkbench_uncached_disk", "paper")
     assert not any(tmp_path.iterdir())

@@ -88,17 +88,17 @@ def pick_pair(run: RunData, num_role: str, den_role: str, *, same_engine_oplog: 
     with the same oplog setting, op1 preferred; for an oplog claim, op1 vs op0 of one role."""
     done = run.complete_systems
     if same_engine_oplog:
-        on = next((s for s in done if s["role"] == num_role and s["options"].get("oplog")), None)
-        off = next((s for s in done if s["role"] == num_role and not s["options"].get("oplog")
+        on = next((s for s in done if run.plays(s, num_role) and s["options"].get("oplog")), None)
+        off = next((s for s in done if run.plays(s, num_role) and not s["options"].get("oplog")
                     and (on is None or s["engine"] == on["engine"])), None)
         return on, off
     for oplog in (True, False):
-        a = next((s for s in done if s["role"] == num_role and bool(s["options"].get("oplog")) == oplog), None)
-        b = next((s for s in done if s["role"] == den_role and bool(s["options"].get("oplog")) == oplog), None)
+        a = next((s for s in done if run.plays(s, num_role) and bool(s["options"].get("oplog")) == oplog), None)
+        b = next((s for s in done if run.plays(s, den_role) and bool(s["options"].get("oplog")) == oplog), None)
         if a and b:
             return a, b
-    return (next((s for s in done if s["role"] == num_role), None),
-            next((s for s in done if s["role"] == den_role), None))
+    return (next((s for s in done if run.plays(s, num_role)), None),
+            next((s for s in done if run.plays(s, den_role)), None))
 
 
 def _steady_only(run: RunData, frame: pl.DataFrame, label: str, phase: str) -> pl.DataFrame:

@@ -39,10 +39,33 @@ class RunData:
 
     def complete_of_role(self, role: str) -> dict | None:
         """The first complete system of a role: the one a claim about that role compares."""
-        return next((s for s in self.complete_systems if s["role"] == role), None)
+        return next((s for s in self.complete_systems if self.plays(s, role)), None)
+
+    def plays(self, system: dict, role: str) -> bool:
+        """Whether a system plays a claim's role: a plain role (`btree`), or a role at one end of
+        the engine releases the run's complete systems of that role ran (`btree:older`,
+        `btree:newer`: the release comparisons, e.g. WiredTiger 3.2.1 against 11.3.1)."""
+        base, _, end = role.partition(":")
+        if system["role"] != base:
+            return False
+        if not end:
+            return True
+        releases = sorted({release_key(s.get("version")) for s in self.complete_systems if s["role"] == base})
+        if len(releases) < 2:
+            return False
+        return release_key(system.get("version")) == (releases[0] if end == "older" else releases[-1])
 
     def role_of(self, label: str) -> str:
         return next(s["role"] for s in self.manifest["params"]["systems"] if s["label"] == label)
+
+
+def release_key(version: str | None) -> tuple:
+    """A release as a sortable tuple: '11.3.1' -> (11, 3, 1); anything unreadable sorts first."""
+    parts = []
+    for part in (version or "").replace("-", ".").split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        parts.append(int(digits) if digits else 0)
+    return tuple(parts)
 
 
 def load_run(path: str | Path) -> RunData:

@@ -190,6 +190,9 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target
     let recorders: Vec<Arc<Recorder>> = workers.iter().map(|_| Arc::new(Recorder::new(clock, spec.slow_us))).collect();
     let stop = Arc::new(AtomicBool::new(false));
     let failures: Arc<Mutex<Vec<Error>>> = Arc::new(Mutex::new(Vec::new()));
+    // When the last worker returned: a phase that ends by its workers' finishing ends then, not
+    // when the coordinator next wakes (which may be past an interval boundary).
+    let last_done: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
     emit("phase_start", json!({"phase": spec.name, "t": clock.start_wall, "workers": workers.len(),
                                "interval_s": spec.interval_s, "duration_s": spec.duration_s,
                                "cpu_sample_every": CPU_SAMPLE_EVERY}));
@@ -204,6 +207,7 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target
     let mut threads = Vec::new();
     for (i, (work, rec)) in workers.into_iter().zip(recorders.iter().cloned()).enumerate() {
         let (my_stop, my_failures, my_target) = (stop.clone(), failures.clone(), target.clone());
+        let my_done = last_done.clone();
         let max_errors = spec.max_errors;
         let phase_name = spec.name.clone();
         let handle = std::thread::Builder::new().name(format!("{}-{i}", spec.name)).spawn(move || {
@@ -214,6 +218,10 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target
                 work(&mut env)
             });
             rec.finish_thread();
+            let now = Instant::now();
+            let mut done = my_done.lock().unwrap();
+            *done = Some(done.map_or(now, |d| d.max(now)));
+            drop(done);
             if let Err(e) = result {
                 my_failures.lock().unwrap().push(e);
                 my_stop.store(true, Ordering::SeqCst);
@@ -296,7 +304,7 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target
         std::thread::sleep(nap);
     }
     join_workers(threads, &failures);
-    let finished = Instant::now();
+    let finished = last_done.lock().unwrap().filter(|_| end.is_none()).unwrap_or_else(Instant::now);
     let failures = std::mem::take(&mut *failures.lock().unwrap());
     let aborted_by_signal = ABORT.load(Ordering::SeqCst);
     let timed_out_normally = end.is_some() && !aborted_by_signal && failures.is_empty() && stopped_by.is_none();

@@ -29,11 +29,3 @@ class Params(WorkloadParams):
 
     # The load is what is measured: the writers insert while the query thread runs.
     PHASES: ClassVar[PhaseUse] = uses("load.threads", "load.interval_s", required=("load",), check=False)
-
-    def per_writer(self, writers: int) -> int:
-        """Docs each of `writers` inserts: floor(max_rows / writers), in whole batches (A.3)."""
-        per = self.max_rows // writers if writers > 1 else self.max_rows
-        return (per // self.docs_per_insert) * self.docs_per_insert
-
-    def total_docs(self, writers: int) -> int:
-        return self.per_writer(writers) * writers
