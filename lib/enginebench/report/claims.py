@@ -64,6 +64,14 @@ def cpu_comparability(systems: list[dict], phase: str) -> str | None:
     return None
 
 
+def release_note(claim: dict, a: dict, b: dict) -> str:
+    """For a release comparison (roles `<role>:newer` / `<role>:older`): which releases were
+    compared here, a different pair from the post's servers on the embedded target."""
+    if ":" not in (claim.get("numerator_role") or "") + (claim.get("denominator_role") or ""):
+        return ""
+    return f" (engine releases {a.get('version')} / {b.get('version')}, not the post's servers)"
+
+
 def check_expectation(expect: str, ratio: float) -> bool | None:
     """True/False for the expectation forms used in claims.csv; None if the form is unknown."""
     text = expect.strip().lower()

@@ -261,8 +261,14 @@ def _scan_linear(_run, _claim, a, _b, points) -> Measured:
                     outcome=f["slope_low"] > 0 and f["r2"] >= MIN_R2)
 
 
+def _nearsphere(_run, _claim, _a, _b, _points) -> Measured:
+    return Measured(None, "", "it compares MongoDB 3.0 with 2.6 on nearSphere queries over 2d indexes: the bundled "
+                              "mix has no geospatial queries and the embedded engines no geospatial index; a capture "
+                              "holding them replays only on mongod (TARGET=mongod with both releases' binaries)")
+
+
 CHECKS = {"fb.writes_fast": _writes_fast, "fb.query_avg": _query_avg, "fb.capped": _capped,
-          "fb.scan_linear": _scan_linear}
+          "fb.scan_linear": _scan_linear, "fb.nearsphere": _nearsphere}
 
 
 def claims_table(run: RunData) -> pl.DataFrame:

@@ -8,7 +8,7 @@ import polars as pl
 
 from ..paths import reference_dir
 from . import over_time, palette, unfinished
-from .claims import Measured, caveat, claim_line, evaluate, load_claims, verdict_summary
+from .claims import Measured, caveat, claim_line, evaluate, load_claims, release_note, verdict_summary
 from . import latency
 from .rundata import RunData, phase_summary
 
@@ -179,7 +179,7 @@ def resolver(run: RunData):
             return Measured(None, "", f"needs complete systems of roles {claim['numerator_role']} and "
                                       f"{claim['denominator_role']}")
         va, vb = system_figures(run, a["label"])[key], system_figures(run, b["label"])[key]
-        detail = f"{a['label']}={_figure(va, key)} / {b['label']}={_figure(vb, key)}"
+        detail = f"{a['label']}={_figure(va, key)} / {b['label']}={_figure(vb, key)}" + release_note(claim, a, b)
         if va is None or vb is None:
             return Measured(None, detail, f"{claim['metric']} was not measured")
         if vb == 0:

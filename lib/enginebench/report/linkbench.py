@@ -8,7 +8,8 @@ import re
 import polars as pl
 
 from ..paths import reference_dir
-from .claims import Measured, caveat, claim_line, cpu_comparability, evaluate, load_claims, verdict_summary
+from .claims import (Measured, caveat, claim_line, cpu_comparability, evaluate, load_claims, release_note,
+                     verdict_summary)
 from .latency import latency_table
 from .rundata import RunData, latest_run, load_run, merged_latency, phase_summary
 from .runparams import request_rate
@@ -196,7 +197,7 @@ def resolver(run: RunData):
             return Measured(None, "", f"needs complete systems of roles {wanted}; this run has "
                                       + ", ".join(f"{s['label']} ({s['role']}, {s.get('status')})" for s in run.systems))
         va, vb = _value(run, a["label"], phase, metric, op), _value(run, b["label"], phase, metric, op)
-        detail = f"{a['label']}={_short(va, metric)} / {b['label']}={_short(vb, metric)}"
+        detail = f"{a['label']}={_short(va, metric)} / {b['label']}={_short(vb, metric)}" + release_note(claim, a, b)
         unsteady = None
         if phase == "run":
             used, unsteady = _steady_note(run, [a["label"], b["label"]])
