@@ -1,16 +1,14 @@
 #!/usr/bin/env bash
-# Make .venv-legacy: the environment whose Python runs the client workers for MongoDB 3.0-4.2.
-# pymongo 4 refuses servers older than 4.4 (wire version 9); pymongo 3.x speaks to 2.6-5.0. The
-# project is installed without its own dependency list (which asks for pymongo 4), plus the
-# packages the runner process imports. LEGACY_PYMONGO overrides the pin.
+# Make .venv-legacy: the environment whose Python runs the companion (server statistics, setup)
+# and the legacy executor (the runner's commands) for servers older than MongoDB 4.2.
+# pymongo 4 and the Rust driver refuse servers older than 4.4 / 4.2; pymongo 3.x speaks to
+# 2.6-5.0. The project is installed without its own dependency list (which asks for pymongo 4):
+# the companion and the executor import only pymongo and bson. LEGACY_PYMONGO overrides the pin.
 # Usage: tools/setup_legacy.sh [ENV_DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ENV_DIR=${1:-.venv-legacy}
 PYMONGO=${LEGACY_PYMONGO:-"pymongo>=3.12,<4"}
-# What enginebench.runner.child imports (workloads, stores, recorder; polars for the flashback
-# workload's scans table), nothing for reports.
-RUNNER_PACKAGES=("hdrhistogram>=0.10" "numpy>=1.26" "polars>=1.0" "psutil>=5.9" "pydantic>=2.6" "pyyaml>=6" "tqdm>=4.66")
 
 if [ ! -x "$ENV_DIR/bin/python" ]; then
   python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
@@ -20,13 +18,13 @@ if [ ! -x "$ENV_DIR/bin/python" ]; then
 fi
 PY="$ENV_DIR/bin/python"
 "$PY" -m pip install -q --upgrade pip
-echo "setup-legacy: installing $PYMONGO and the runner's packages"
-"$PY" -m pip install -q "$PYMONGO" "${RUNNER_PACKAGES[@]}"
+echo "setup-legacy: installing $PYMONGO"
+"$PY" -m pip install -q "$PYMONGO"
 "$PY" -m pip install -q --no-deps -e lib
 "$PY" - <<'PYCHECK'
 import pymongo
-import enginebench.runner.child  # the runner imports cleanly here
-import enginebench.flashback.workload  # and so does every workload
+import enginebench.mongod.companion  # the companion imports cleanly here
+import enginebench.mongod.legacy_executor  # and so does the executor
 from pymongo import common
 print(f"setup-legacy: pymongo {pymongo.version} (wire versions {common.MIN_SUPPORTED_WIRE_VERSION}-"
       f"{common.MAX_SUPPORTED_WIRE_VERSION}) in {__import__('sys').prefix}")

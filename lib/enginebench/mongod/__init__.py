@@ -11,5 +11,7 @@ Modules, one job each:
   launch.py       starting, initiating and stopping a planned deployment
   replication.py  replication lag per secondary and stale-secondary detection
   serverstats.py  serverStatus counters, dbStats and collStats for the results
-  legacy.py       which Python (and so which pymongo) the client workers need for a server
+  legacy.py       which executor (Rust driver or pymongo 3) and companion Python a server needs
+  companion.py    server statistics and setup commands for the driver, in that Python
+  legacy_executor.py  the runner's commands through pymongo 3, one process per worker
 """
