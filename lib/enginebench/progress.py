@@ -120,6 +120,9 @@ def show(progress: Progress, event: dict, expected: dict) -> None:
             progress.phase(event["phase"], event.get("duration_s"), "s")
     elif kind == "phase_end" and not event.get("aborted"):
         progress.finish()
+        if event.get("steady_at_interval") is not None:
+            progress.note(f"{event['phase']}: steady after {event['seconds']:,.0f} s "
+                          f"(interval {event['steady_at_interval'] + 1}); ended there")
     elif kind == "interval":
         progress.advance(*interval_line(event))
     elif kind == "load_verified":

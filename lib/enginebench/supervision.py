@@ -26,6 +26,7 @@ from .metrics import perfshare
 from .metrics.sampler import Sampler
 from .progress import Progress, show
 from .resources import space
+from .until_steady import SteadyWatch
 from .watchdog import Watchdog
 
 # glibc gives every thread that allocates its own arena; with the engines' background threads
@@ -101,7 +102,8 @@ class Supervision:
             if s.server is None:  # an embedded runner is the server; a mongod's client stays outside
                 s.resources.preexec()
         self.stderr = open(s.sys_dir / "runner.log", "w")
-        # stdin: the driver's replies to the runner's requests (runner's control.rs)
+        # stdin: the driver's replies to the runner's requests and its end of a phase judged
+        # steady (the runner's control.rs)
         self.proc = subprocess.Popen(s.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
                                      text=True, preexec_fn=preexec, env={**os.environ, **RUNNER_ENV})
         threading.Thread(target=self._read_events, name="runner-events", daemon=True).start()
@@ -111,6 +113,7 @@ class Supervision:
         plan = json.loads(s.spec_path.read_text()).get("plan") or []
         quiesce = max((step.get("seconds", 0) for step in plan if step.get("step") == "quiesce"), default=0.0)
         self.watchdog = Watchdog(s.params["supervision"], quiesce)
+        self.steady_watch = SteadyWatch(plan)
         sample_s = s.params["metrics"]["sample_s"]
         if s.server is None:
             self.sampler = Sampler([self.proc.pid], s.data_dir, sample_s, extra=s.resources.io_counters)
@@ -172,6 +175,9 @@ class Supervision:
                 self.s.scratch.started(self.watched)
         if kind == "request":
             self._answer(event)
+        steady = self.steady_watch.on_event(event)
+        if steady is not None:
+            self._tell({"end_phase": steady})
         if kind == "load_verified" and not self.s.resources.plan.storage_during_load:
             self.s.resources.limit_storage()  # the measured phases run on the profile's device
         if self.profile and kind == "phase_start":
@@ -202,8 +208,12 @@ class Supervision:
                 self.s.scratch.started(self.watched)
         except Exception as exc:  # the runner fails the phase with this reason
             reply["error"] = f"{type(exc).__name__}: {exc}"
+        self._tell(reply)
+
+    def _tell(self, message: dict) -> None:
+        """One line to the runner's control channel (its control.rs)."""
         try:
-            self.proc.stdin.write(json.dumps(reply) + "\n")
+            self.proc.stdin.write(json.dumps(message) + "\n")
             self.proc.stdin.flush()
         except (BrokenPipeError, ValueError):
             pass  # the runner is gone; its exit is reported as such

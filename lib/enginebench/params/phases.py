@@ -3,7 +3,7 @@
 A params file says what runs and for how long: a load (its threads and reporting interval),
 then, for the families that measure after loading, a quiesce, an optional cold start, the
 measured phase (one per client count when `threads` is a list) and an optional rate sweep.
-runner/plan.py turns it into the steps the runners execute (lib/native/src/plan.rs).
+params/plan.py turns it into the steps the runners execute (lib/native/src/plan.rs).
 
 Each family reads only some of these keys (its workload's `PHASES` says which): a key set in a
 params file that its family does not read is an error, never a silent no-op.
@@ -33,6 +33,11 @@ class MeasurePhase(Strict):
     # Open loop: requests per second over all threads on a fixed schedule (LinkbenchX's
     # requestrate); latency is also measured from each request's intended start. None: closed loop.
     request_rate: float | None = Field(None, gt=0)
+    # Measure until steady: end the phase at the first interval boundary where the steady-state
+    # rule (metrics/steady.py) holds and at least min_duration_s have passed; duration_s is then
+    # the most it may take (a phase that never settles runs all of it and says so).
+    until_steady: bool = False
+    min_duration_s: float | None = Field(None, gt=0)
 
     @field_validator("threads")
     @classmethod
@@ -46,6 +51,21 @@ class MeasurePhase(Strict):
     def _whole_intervals(self):
         if self.duration_s is not None and self.duration_s < self.interval_s:
             raise ValueError(f"duration_s ({self.duration_s:g}) must be at least interval_s ({self.interval_s:g})")
+        return self
+
+    @model_validator(mode="after")
+    def _steady_needs_room(self):
+        from ..metrics.steady import STEADY_MIN_INTERVALS
+        if self.min_duration_s is not None and not self.until_steady:
+            raise ValueError("min_duration_s applies only with until_steady: true")
+        if not self.until_steady:
+            return self
+        least = STEADY_MIN_INTERVALS * self.interval_s
+        if self.duration_s is None or self.duration_s < least:
+            raise ValueError(f"until_steady needs duration_s (the most the phase may take) of at least "
+                             f"{STEADY_MIN_INTERVALS} intervals ({least:g} s); got {self.duration_s}")
+        if self.min_duration_s is not None and self.min_duration_s > self.duration_s:
+            raise ValueError(f"min_duration_s ({self.min_duration_s:g}) must not exceed duration_s ({self.duration_s:g})")
         return self
 
 

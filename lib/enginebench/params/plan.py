@@ -38,15 +38,17 @@ def load_threads(params: dict) -> int:
 
 
 def measured_steps(measure: dict) -> list[dict]:
-    """One measured phase ("run"), after its warm-up; or one per client count ("clients=<n>")."""
+    """One measured phase ("run"), after its warm-up; or one per client count ("clients=<n>").
+    A phase measured until steady carries the driver's `until_steady` (until_steady.py)."""
     rate, interval, duration = measure.get("request_rate"), measure["interval_s"], measure.get("duration_s")
+    steady = {"until_steady": {"min_s": measure.get("min_duration_s") or 0}} if measure.get("until_steady") else {}
     if isinstance(measure["threads"], list):
         return [{"step": "measure", "name": f"clients={n}", "threads": n, "interval_s": interval,
-                 "duration_s": duration, "rate_per_s": rate} for n in measure["threads"]]
+                 "duration_s": duration, "rate_per_s": rate, **steady} for n in measure["threads"]]
     steps = []
     if measure.get("warmup_s"):
         steps.append({"step": "measure", "name": "warmup", "threads": measure["threads"],
                       "interval_s": measure["warmup_s"], "duration_s": measure["warmup_s"], "rate_per_s": rate})
     steps.append({"step": "measure", "name": "run", "threads": measure["threads"], "interval_s": interval,
-                  "duration_s": duration, "rate_per_s": rate})
+                  "duration_s": duration, "rate_per_s": rate, **steady})
     return steps

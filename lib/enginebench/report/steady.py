@@ -1,11 +1,7 @@
-"""The steady-state rule: which measured intervals of a query phase a throughput verdict may use.
-
-The posts measured whole hours after an hour of warm-up; a run of a few minutes after a cold
-start may still be warming its caches when it ends, and its last interval alone says nothing
-about the rate it would settle at. A system is steady when its last STEADY_MIN_INTERVALS or
-more intervals all lie within STEADY_SPREAD of their mean rate; those intervals (the longest
-such run at the end of the phase) are the ones its claims are judged on. A system that never
-gets there has no verdict for the claims that read its query phase: they say "not steady".
+"""Which measured intervals of a query phase a throughput verdict may use: the steady-state rule
+(metrics/steady.py) applied to each system's intervals, and how the report states it. A system
+that never gets there has no verdict for the claims that read its query phase: they say "not
+steady". A phase that ran until steady (`until_steady:` in its params) says when it got there.
 """
 from __future__ import annotations
 
@@ -13,23 +9,11 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from .rundata import RunData
+from ..metrics.steady import RULE, STEADY_MIN_INTERVALS, STEADY_SPREAD, steady_tail
+from .rundata import RunData, system_events
 
-STEADY_MIN_INTERVALS = 3
-STEADY_SPREAD = 0.10  # each interval's rate within +-10% of the steady intervals' mean
-
-RULE = (f"a system is steady when its last {STEADY_MIN_INTERVALS} or more query intervals all lie within "
-        f"±{STEADY_SPREAD:.0%} of their mean rate; its query-phase claims are judged on those intervals only")
-
-
-def steady_tail(rates: list[float]) -> int:
-    """How many intervals at the end of `rates` pass the rule: the longest such tail, 0 if none."""
-    for n in range(len(rates), STEADY_MIN_INTERVALS - 1, -1):
-        tail = rates[-n:]
-        mean = sum(tail) / n
-        if mean > 0 and all(abs(rate - mean) <= STEADY_SPREAD * mean for rate in tail):
-            return n
-    return 0
+__all__ = ["RULE", "STEADY_MIN_INTERVALS", "STEADY_SPREAD", "steady_tail", "Steadiness", "steadiness",
+           "steady_table", "steady_finding"]
 
 
 @dataclass
@@ -39,6 +23,7 @@ class Steadiness:
     intervals: list[int]
     rates: list[float]
     passed: list[int]  # interval numbers (0-based) that passed; empty when not steady
+    ended: str = ""    # how a phase measured until steady ended; "" for a phase of fixed length
 
     @property
     def steady(self) -> bool:
@@ -74,7 +59,25 @@ def steadiness(run: RunData, label: str, phase: str = "run") -> Steadiness:
     intervals = rows["interval"].to_list() if rows.height else []
     rates = [float(r) for r in rows["ops_per_s"].to_list()] if rows.height else []
     tail = steady_tail(rates)
-    return Steadiness(label, intervals, rates, intervals[len(intervals) - tail:] if tail else [])
+    return Steadiness(label, intervals, rates, intervals[len(intervals) - tail:] if tail else [],
+                      how_it_ended(run, label, phase))
+
+
+def how_it_ended(run: RunData, label: str, phase: str) -> str:
+    """For a phase measured until steady (params `until_steady`): when the driver ended it, or
+    that it ran the most it could without settling. "" for a phase of fixed length."""
+    starts = [e for e in system_events(run, label, "phase_start") if e.get("phase") == phase]
+    if not starts or not starts[-1].get("until_steady"):
+        return ""
+    ends = [e for e in system_events(run, label, "phase_end") if e.get("phase") == phase]
+    if not ends:
+        return "did not end"
+    end, most = ends[-1], starts[-1].get("duration_s")
+    if end.get("steady_at_interval") is not None:
+        return f"steady after {end['seconds']:,.0f} s (interval {end['steady_at_interval'] + 1}); ended there"
+    if end.get("aborted"):
+        return "ended early (aborted)"
+    return f"ran its most, {most:,.0f} s, without becoming steady" if most else "ran to its end without becoming steady"
 
 
 def steady_table(run: RunData) -> pl.DataFrame:
@@ -86,9 +89,10 @@ def steady_table(run: RunData) -> pl.DataFrame:
             continue
         rows.append({"setup": state.label, "intervals": len(state.intervals),
                      "ops/s per interval": " → ".join(f"{r:,.0f}" for r in state.rates),
-                     "steady": "yes" if state.steady else "no", "judged on": state.describe()})
+                     "steady": "yes" if state.steady else "no", "judged on": state.describe(),
+                     "phase ended": state.ended or "at its fixed length"})
     return pl.DataFrame(rows, schema={"setup": pl.Utf8, "intervals": pl.Int64, "ops/s per interval": pl.Utf8,
-                                      "steady": pl.Utf8, "judged on": pl.Utf8})
+                                      "steady": pl.Utf8, "judged on": pl.Utf8, "phase ended": pl.Utf8})
 
 
 def steady_finding(run: RunData) -> str:
@@ -98,5 +102,6 @@ def steady_finding(run: RunData) -> str:
     states = [s for s in states if s.intervals]
     if not states:
         return ""
-    parts = [f"{s.label} ({', '.join(f'{r:,.0f}' for r in s.rates)} ops/s): {s.describe()}" for s in states]
+    parts = [f"{s.label} ({', '.join(f'{r:,.0f}' for r in s.rates)} ops/s): {s.describe()}"
+             + (f", {s.ended}" if s.ended else "") for s in states]
     return f"**Steady state.** The rule: {RULE}. " + "; ".join(parts) + "."

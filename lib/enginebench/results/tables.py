@@ -39,6 +39,24 @@ def op_rows(system: str, event: dict) -> list[dict]:
     return rows
 
 
+def counted_ops(event: dict) -> tuple[float, float | None]:
+    """What an interval's throughput counts, and what its per-op figures divide by (None: the
+    same). The workload says which (calls or documents, of which ops): e.g. LinkBench's load
+    counts all documents inserted per second, per node inserted, as in the post's load tables."""
+    ops = event["ops"]
+    accounting = event.get("accounting") or DEFAULT_ACCOUNTING
+    counted = [s for name, s in ops.items() if accounting["rate_ops"] is None or name in accounting["rate_ops"]]
+    numerator = sum(s[("items" if accounting["rate"] == "items" else "count")] for s in counted)
+    normaliser = ops.get(accounting["per_op"], {}).get("items", 0) or None if accounting["per_op"] else None
+    return numerator, normaliser
+
+
+def interval_rate(event: dict) -> float:
+    """An interval event's throughput, as the report's tables count it."""
+    seconds = event["t_end"] - event["t_start"]
+    return counted_ops(event)[0] / seconds if seconds > 0 else 0.0
+
+
 def interval_row(system: str, event: dict, samples: list[dict]) -> dict:
     seconds = event["t_end"] - event["t_start"]
     ops = event["ops"]
@@ -47,13 +65,7 @@ def interval_row(system: str, event: dict, samples: list[dict]) -> dict:
     op_cpu_s = sum(s["cpu_ns"] for s in ops.values()) / 1e9
     thread_cpu_s = event["thread_cpu_ns"] / 1e9
     deltas = interval_metrics(samples, event["t_start"], event["t_end"])
-    # The workload says what its throughput counts (calls or documents, of which ops) and what
-    # its per-op figures divide by (e.g. LinkBench's load: all documents inserted per second, per
-    # node inserted, as in the post's load tables).
-    accounting = event.get("accounting") or DEFAULT_ACCOUNTING
-    counted = [s for name, s in ops.items() if accounting["rate_ops"] is None or name in accounting["rate_ops"]]
-    numerator = sum(s[("items" if accounting["rate"] == "items" else "count")] for s in counted)
-    normaliser = ops.get(accounting["per_op"], {}).get("items", 0) or None if accounting["per_op"] else None
+    numerator, normaliser = counted_ops(event)
     row = {"system": system, "phase": event["phase"], "interval": event["interval"],
            "t_start": event["t_start"], "t_end": event["t_end"], "seconds": seconds,
            "requests": requests, "items": items, "ops": numerator,

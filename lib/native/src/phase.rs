@@ -99,6 +99,8 @@ pub struct PhaseSpec {
     pub accounting: Value,
     /// An op whose calls at or above this latency count as slow.
     pub slow_us: Option<(&'static str, u64)>,
+    /// The driver may end this phase once steady (plan.rs `Step::Measure`): reported only.
+    pub until_steady: Option<Value>,
 }
 
 pub struct PhaseResult {
@@ -108,6 +110,8 @@ pub struct PhaseResult {
     pub error: Option<Error>,
     /// A finding that ended the phase early as a result (target::Target::finding).
     pub stopped_by: Option<String>,
+    /// The last interval of a phase the driver ended once it judged it steady.
+    pub steady_at: Option<i64>,
 }
 
 impl PhaseResult {
@@ -195,6 +199,7 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target
     let last_done: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
     emit("phase_start", json!({"phase": spec.name, "t": clock.start_wall, "workers": workers.len(),
                                "interval_s": spec.interval_s, "duration_s": spec.duration_s,
+                               "until_steady": spec.until_steady,
                                "cpu_sample_every": CPU_SAMPLE_EVERY}));
     if HANG_AT.get() == Some(&spec.name) {
         // After phase_start, as a runner stuck inside a phase: the driver sees a phase that
@@ -275,10 +280,17 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target
     };
 
     let mut stopped_by = None;
+    let mut steady_at = None;
     let mut next_poll = Instant::now() + FINDING_POLL;
     loop {
         let at = Instant::now();
         if end.map(|e| at >= e).unwrap_or(false) || ABORT.load(Ordering::SeqCst) {
+            stop.store(true, Ordering::SeqCst);
+        }
+        // The driver judged the intervals closed so far steady: the phase ends with the last of
+        // them, and what the workers did since (the driver's reply time) is not measured.
+        if next_k > 0 && steady_at.is_none() && crate::control::phase_ended(&spec.name) {
+            steady_at = Some(next_k - 1);
             stop.store(true, Ordering::SeqCst);
         }
         if at >= next_poll {
@@ -307,21 +319,25 @@ pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target
     let finished = last_done.lock().unwrap().filter(|_| end.is_none()).unwrap_or_else(Instant::now);
     let failures = std::mem::take(&mut *failures.lock().unwrap());
     let aborted_by_signal = ABORT.load(Ordering::SeqCst);
-    let timed_out_normally = end.is_some() && !aborted_by_signal && failures.is_empty() && stopped_by.is_none();
-    let final_k = if timed_out_normally { last_index.unwrap() } else { clock.index(finished).max(next_k) };
-    let final_end = if timed_out_normally {
-        clock.start_wall + spec.duration_s.unwrap()
-    } else {
-        clock.start_wall + finished.duration_since(start).as_secs_f64()
+    let clean = !aborted_by_signal && failures.is_empty() && stopped_by.is_none();
+    let timed_out_normally = end.is_some() && clean;
+    let ended_at = match steady_at.filter(|_| clean) {
+        Some(k) => Some((k, (k + 1) as f64 * spec.interval_s)),
+        None if timed_out_normally => Some((last_index.unwrap(), spec.duration_s.unwrap())),
+        None => None,
     };
+    let final_k = ended_at.map(|(k, _)| k).unwrap_or_else(|| clock.index(finished).max(next_k));
+    let final_end = clock.start_wall + ended_at.map(|(_, s)| s).unwrap_or_else(|| finished.duration_since(start).as_secs_f64());
     // Ops completing after a timed phase's end are counted in its last interval.
     close(final_k, true, Some(final_end), &mut next_k, &mut total_ops);
     let aborted = aborted_by_signal || !failures.is_empty();
     let error = if aborted_by_signal { Some(Error::other("interrupted")) } else { failures.into_iter().next() };
-    let result = PhaseResult { seconds: finished.duration_since(start).as_secs_f64(), ops: total_ops, aborted, error,
-                               stopped_by };
+    let seconds = ended_at.filter(|_| steady_at.is_some()).map(|(_, s)| s)
+        .unwrap_or_else(|| finished.duration_since(start).as_secs_f64());
+    let result = PhaseResult { seconds, ops: total_ops, aborted, error, stopped_by, steady_at };
     emit("phase_end", json!({"phase": spec.name, "t": now(), "seconds": result.seconds, "ops": result.ops,
                              "aborted": result.aborted, "stopped_by": result.stopped_by,
+                             "steady_at_interval": result.steady_at,
                              "error": result.error.as_ref().map(|e| format!("{}: {}", e.type_name(), e.message)),
                              "fatal": result.error.as_ref().map(|e| e.kind == Kind::Fatal).unwrap_or(false)}));
     result

@@ -29,6 +29,9 @@ pub enum Step {
     /// Close the engine and evict its files from the page cache (fadvise or drop_caches).
     ColdStart { method: String },
     /// A measured phase; `duration_s` None runs until the workers finish (a replay).
+    /// `until_steady` (the driver's rule, e.g. `{"min_s": 60}`): the driver may end the phase at
+    /// an interval boundary before `duration_s` once it judges it steady (`control.rs`); the
+    /// runner only reports it in the phase's start event.
     Measure {
         name: String,
         threads: usize,
@@ -36,6 +39,8 @@ pub enum Step {
         duration_s: Option<f64>,
         #[serde(default)]
         rate_per_s: Option<f64>,
+        #[serde(default)]
+        until_steady: Option<Value>,
     },
     /// Open-loop phases at fractions of the throughput the measured phase `of` reached, each
     /// `seconds` long, continuing its workers' streams.
@@ -74,7 +79,8 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Tar
         match step {
             Step::Load { threads, interval_s } => {
                 let spec = PhaseSpec { name: "load".into(), interval_s: *interval_s, duration_s: None, max_errors: 0,
-                                       accounting: workload.load_accounting(), slow_us: workload.slow_us() };
+                                       accounting: workload.load_accounting(), slow_us: workload.slow_us(),
+                                       until_steady: None };
                 workload.before_load(store.as_ref())?;
                 let result = run_phase(&spec, workload.load(*threads)?, store);
                 if let Some(event) = workload.after_load(store.as_ref())? {
@@ -105,11 +111,11 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Tar
                 emit("cold_start", done);
                 *store = reopened;
             }
-            Step::Measure { name, threads, interval_s, duration_s, rate_per_s } => {
+            Step::Measure { name, threads, interval_s, duration_s, rate_per_s, until_steady } => {
                 let step = MeasureStep { name: name.clone(), threads: *threads, rate_per_s: *rate_per_s };
                 let spec = PhaseSpec { name: name.clone(), interval_s: *interval_s, duration_s: *duration_s,
                                        max_errors: plan.max_errors, accounting: workload.measure_accounting(),
-                                       slow_us: workload.slow_us() };
+                                       slow_us: workload.slow_us(), until_steady: until_steady.clone() };
                 let result = run_phase(&spec, workload.measure(&step)?, store);
                 workload.after_measure(name)?;
                 after_phase(store.as_ref(), name);
@@ -132,7 +138,7 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Tar
                     let step = MeasureStep { name: name.clone(), threads: *threads, rate_per_s: Some(rate) };
                     let spec = PhaseSpec { name, interval_s: *seconds, duration_s: Some(*seconds),
                                            max_errors: plan.max_errors, accounting: workload.measure_accounting(),
-                                           slow_us: workload.slow_us() };
+                                           slow_us: workload.slow_us(), until_steady: None };
                     let result = run_phase(&spec, workload.measure(&step)?, store);
                     if let Some(status) = phase_outcome(&result) {
                         return Ok((status, result.error));

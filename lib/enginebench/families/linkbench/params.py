@@ -29,7 +29,8 @@ class Params(WorkloadParams):
 
     PHASES: ClassVar[PhaseUse] = uses(
         "load.threads", "load.interval_s", "quiesce_s", "cold_start", "measure.threads", "measure.interval_s",
-        "measure.duration_s", "measure.warmup_s", "measure.request_rate", "rate_sweep.fractions",
+        "measure.duration_s", "measure.warmup_s", "measure.request_rate", "measure.until_steady",
+        "measure.min_duration_s", "rate_sweep.fractions",
         "rate_sweep.seconds", "max_errors", required=("load", "measure", "measure.duration_s"))
 
     @model_validator(mode="after")
