@@ -147,11 +147,26 @@ def engines_from(version: str, flavour: str, options: frozenset[str]) -> tuple[s
     return tuple(engines)
 
 
+def _fractal_tree_flavour(options: frozenset[str]) -> str | None:
+    """Only Percona's builds register the fractal-tree engine's options: PerconaFT* in Percona
+    Server for MongoDB 3.0 (percona-server-mongodb psmdb-3.0.8-1.2,
+    src/mongo/db/storage/tokuft/tokuft_engine_options.cpp), tokuft* in the TokuMXse release
+    candidates (tokumxse-1.0.0-rc.6). Their `--version` says nothing of Percona (3.0 prints
+    "db version v" and the git hash, src/mongo/db/mongod_options.cpp), so the options tell."""
+    if any(o.startswith("PerconaFT") for o in options):
+        return "Percona Server for MongoDB"
+    if any(o.startswith("tokuft") for o in options):
+        return "Percona TokuMXse"
+    return None
+
+
 def identify_texts(path: str, version_text: str, help_text: str) -> BinaryInfo:
     fields = parse_version(version_text)
     helped = parse_help(help_text)
     if fields["tokumx_version"]:
         flavour = "TokuMX"
+    elif _fractal_tree_flavour(helped["options"]):
+        flavour = _fractal_tree_flavour(helped["options"])
     elif fields["percona"] or _is_percona_release(fields["version"]):
         flavour = "Percona Server for MongoDB"
     else:
