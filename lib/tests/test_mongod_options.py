@@ -2,7 +2,8 @@
 
 Each test quotes the post's own line(s) (../shared/seeds/) and compares them with what the
 option builders produce for the same settings on a binary of the post's version (identified from
-the representative --version/--help texts in data/mongod/). No binary is needed.
+the --version/--help texts data/mongod/ rebuilt from each server's sources; README there names
+them). No binary is needed.
 """
 import shlex
 from pathlib import Path
@@ -10,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from enginebench.mongod.binary import identify_texts
-from enginebench.mongod.options import (engine_settings, flatten_yaml, to_argv, to_ini,
+from enginebench.mongod.options import (OptionError, engine_settings, flatten_yaml, to_argv, to_ini,
                                         to_yaml_dict)
 from enginebench.mongod.topology import plan_deployment
 
@@ -26,8 +27,9 @@ def binary(name: str, version_text: str | None = None):
 MONGO_300 = binary("mongodb-3.0.7")
 MONGO_320 = binary("mongodb-3.2.0-rc0")
 ROCKS_300 = binary("mongorocks-3.0")
-ROCKS_320 = binary("mongorocks-3.0", "db version v3.2.0-rc0\ngit version: 0000000\n")
+ROCKS_320 = binary("mongorocks-3.2.0")
 PERCONA_30 = binary("percona-3.0")
+TOKUMXSE = binary("tokumxse-1.0.0-rc.6")
 MONGO_70 = binary("mongodb-7.0.14")
 TOKUMX_201 = binary("tokumx-2.0.1")
 MONGO_24 = identify_texts("/opt/mongodb-2.4/bin/mongod", "db version v2.4.6\ngit version: 0\n",
@@ -99,7 +101,18 @@ def test_sysbench_post_tokumxse_line():
     args = post_args(post, **{"$DATADIR": "/d", "X": 16 * GB})
     spec = {"engine": "tokuft", "read_page_size": 16384, "block_compressor": "quicklz", "fanout": 128,
             "cache_size_mb": 16384, "syncdelay_s": 900}
-    assert engine_argv(spec, PERCONA_30) == args[1:]
+    assert engine_argv(spec, TOKUMXSE) == args[1:]
+    # Percona Server 3.0 GA renamed the engine and its options PerconaFT (psmdb-3.0.8-1.2:
+    # registerStorageEngine("PerconaFT"), tokuft_engine_options.cpp, tokuft_dictionary_options.cpp).
+    assert engine_argv(spec, PERCONA_30) == [a.replace("tokuft", "PerconaFT") for a in args[1:]]
+
+
+@pytest.mark.parametrize("info", [TOKUMXSE, PERCONA_30], ids=["tokumxse", "psmdb-3.0"])
+def test_fractal_tree_compressors_are_the_servers(info):
+    # TokuFTDictionaryOptions::store(): "zlib", "quicklz", "lzma" or "none"; no snappy.
+    with pytest.raises(OptionError, match=r"block_compressor: 'snappy' is not allowed by .*allowed values: none, "
+                                          r"zlib, quicklz, lzma"):
+        engine_argv({"engine": "tokuft", "block_compressor": "snappy"}, info)
 
 
 # -- 000: LinkBench, MongoDB 3.0.7 / 3.2.0rc0, WiredTiger and RocksDB, op0/op1 ---------------------
@@ -254,3 +267,38 @@ def test_set_parameters_and_extra_options():
             "extra_options": {"maxConns": 200}}
     assert engine_argv(spec, MONGO_70)[1:] == ["--setParameter=diagnosticDataCollectionEnabled=false",
                                                "--maxConns=200"]
+
+
+# -- what the 2015 servers' option definitions accept ------------------------------------------------
+@pytest.mark.parametrize("info", [ROCKS_300, ROCKS_320], ids=["mongorocks-3.0", "mongo-rocks-r3.2.0"])
+@pytest.mark.parametrize("codec", ["lz4", "lz4hc"])
+def test_rocksdb_lz4_is_refused_before_r328(info, codec):
+    # rocks_global_options.cpp: format("(:?none)|(:?snappy)|(:?zlib)") in mongodb-partners/mongo
+    # v3.0.7-mongorocks and mongo-rocks r3.2.0; lz4|lz4hc arrive at r3.2.8 (PSMDB-72).
+    with pytest.raises(OptionError, match=rf"mongod\.block_compressor: '{codec}' is not allowed by MongoDB 3\.[02]"
+                                          r".*allowed values: none, snappy, zlib$"):
+        engine_argv({"engine": "rocksdb", "block_compressor": codec, "_explicit": ["block_compressor"]}, info)
+    later = binary("mongorocks-3.2.0", "db version v3.2.8\ngit version: x\n")
+    assert engine_argv({"engine": "rocksdb", "block_compressor": codec}, later)[-1] == f"--rocksdbCompression={codec}"
+
+
+def test_a_derived_lz4_names_the_embedded_option(tmp_path):
+    """The params' rocksdb `options.compression: lz4` maps to mongod.block_compressor: the error
+    names the key the params file has, and the allowed values, before anything starts."""
+    from enginebench.mongod.systems import prepare_system
+    from test_mongod_sources import _fake_binary
+    path = _fake_binary(tmp_path, (DATA / "mongorocks-3.2.0.version.txt").read_text(), "mongorocks-3.2.0")
+    system = {"label": "rx", "engine": "rocksdb", "options": {"compression": "lz4", "cache_size_mb": 1024},
+              "mongod": {"binary": path}}
+    with pytest.raises(OptionError, match=r"^params/x\.yaml: system rx: options\.compression \(mongod\.block_compressor "
+                                          r"under TARGET=mongod\): 'lz4' is not allowed by MongoDB 3\.2\.0 .*allowed "
+                                          r"values: none, snappy, zlib$"):
+        prepare_system(system, "params/x.yaml")
+
+
+def test_tokumx_has_no_directoryperdb():
+    # Tokutek/mongo tokumx-2.0.1 src/mongo/db/db.cpp defines no --directoryperdb (tools/tool.cpp does).
+    assert "directoryperdb" not in TOKUMX_201.options
+    with pytest.raises(OptionError, match=r"mongod\.directory_per_db: TokuMX 2\.4\.10 .* has no --directoryperdb.*"
+                                          r"allowed values: none"):
+        engine_argv({"engine": "tokumx", "directory_per_db": False}, TOKUMX_201)

@@ -10,9 +10,11 @@ Version lines, as the options changed (mongod's documentation per release):
               4.0+: no --nojournal on replica-set members | 6.1+: no --nojournal at all
   inMemory    3.2+ (Enterprise and Percona builds): inMemorySizeGB
   mmapv1      2.x: no --storageEngine (the only storage) | 3.0-4.0: --storageEngine=mmapv1 | 4.2+: gone
-  rocksdb     MongoRocks / Percona 3.x: rocksdbCacheSizeGB (whole GB), rocksdbCompression
-  tokuft      Percona 3.0 (TokuMXse): tokuft* options, cache in bytes (PerconaFT* in later builds)
-  tokumx      TokuMX 2.x: --cacheSize (bytes), --checkpointPeriod, --setParameter default*
+  rocksdb     MongoRocks / Percona 3.x: rocksdbCacheSizeGB (whole GB), rocksdbCompression none|snappy|zlib
+              (lz4 and lz4hc from mongo-rocks r3.2.8)
+  tokuft      TokuMXse release candidates: tokuft* options | Percona Server 3.0: PerconaFT*; cache in
+              bytes, compression none|zlib|quicklz|lzma
+  tokumx      TokuMX 2.x: --cacheSize (bytes), --checkpointPeriod, --setParameter default*; no --directoryperdb
 Whether the binary has the engine at all is read from the binary (binary.py), never assumed.
 """
 from __future__ import annotations
@@ -95,6 +97,11 @@ class _Ctx:
         self.label, self.spec, self.info, self.notes = label, spec, info, notes
 
     def where(self, key: str) -> str:
+        """The params key a value came from: `mongod.<key>`, or for a value derived from the
+        system's embedded options the option it came from (systems.implied_spec's `_origin`)."""
+        origin = (self.spec.get("_origin") or {}).get(key)
+        if origin and key not in self.spec.get("_explicit", ()):
+            return f"system {self.label}: {origin} (mongod.{key} under TARGET=mongod)"
         return f"system {self.label}: mongod.{key}"
 
     def binary(self) -> str:
@@ -214,13 +221,26 @@ def _mmapv1(ctx: _Ctx, replset: bool) -> list[Setting]:
     return out
 
 
+# rocksdbCompression's format() in rocks_global_options.cpp: "(:?none)|(:?snappy)|(:?zlib)" in
+# MongoRocks 3.0 (mongodb-partners/mongo v3.0.7-mongorocks, src/mongo/db/storage/rocks; the same in
+# mongodb r3.0.7) and in mongo-rocks r3.2.0; mongo-rocks adds lz4|lz4hc at r3.2.8 and r3.3.9 (PSMDB-72).
+ROCKSDB_COMPRESSORS = ("none", "snappy", "zlib")
+ROCKSDB_LZ4 = ("lz4", "lz4hc")
+
+
+def _rocks_lz4(info: BinaryInfo) -> bool:
+    version = info.version_tuple
+    return version >= (3, 3, 9) or (3, 2, 8) <= version < (3, 3, 0)
+
+
 def _rocksdb(ctx: _Ctx, replset: bool) -> list[Setting]:
     spec = ctx.spec
     out = [Setting("storageEngine", "rocksdb", "storage.engine")]
     if spec.get("cache_size_mb") is not None:
         out.append(Setting("rocksdbCacheSizeGB", _gb(ctx, "cache_size_mb", spec["cache_size_mb"], whole=True,
                                                      minimum_gb=1), "storage.rocksdb.cacheSizeGB"))
-    if ctx.allowed("block_compressor", ("none", "snappy", "zlib", "lz4", "lz4hc")):
+    if ctx.allowed("block_compressor", ROCKSDB_COMPRESSORS + (ROCKSDB_LZ4 if _rocks_lz4(ctx.info) else ()),
+                   f" by {ctx.binary()}"):
         out.append(Setting("rocksdbCompression", spec["block_compressor"], "storage.rocksdb.compression"))
     _journal(ctx, out, replset)
     _syncdelay(ctx, out)
@@ -233,7 +253,9 @@ def _tokuft(ctx: _Ctx, replset: bool) -> list[Setting]:
     prefix = "PerconaFT" if any(o.startswith("PerconaFT") for o in info.options) else "tokuft"
     y = f"storage.{prefix}"
     out = [Setting("storageEngine", prefix, "storage.engine")]
-    compression = ctx.allowed("block_compressor", ("none", "zlib", "quicklz", "lzma", "snappy"))
+    # TokuFTDictionaryOptions::store() takes zlib, quicklz, lzma or none (percona-server-mongodb
+    # psmdb-3.0.8-1.2 and tokumxse-1.0.0-rc.6, src/mongo/db/storage/tokuft/tokuft_dictionary_options.cpp).
+    compression = ctx.allowed("block_compressor", ("none", "zlib", "quicklz", "lzma"), f" by {ctx.binary()}")
     # The sysbench post's order: collection page size, compression, fanout; then the index's.
     for kind in ("Collection", "Index"):
         section = f"{y}.{kind.lower()}Options"
@@ -284,7 +306,10 @@ def _tokumx(ctx: _Ctx, replset: bool) -> list[Setting]:
     if spec.get("nssize_mb") is not None:
         out.append(Setting("nssize", spec["nssize_mb"]))
     if spec.get("directory_per_db") is not None:
-        out.append(Setting("directoryperdb", spec["directory_per_db"]))
+        # TokuMX 2.0.1's mongod defines no --directoryperdb (Tokutek/mongo tokumx-2.0.1,
+        # src/mongo/db/db.cpp buildOptionsDescriptions); only its tools (tools/tool.cpp) take it.
+        ctx.fail("directory_per_db", f"{ctx.binary()} has no --directoryperdb (TokuMX keeps every database in "
+                                     "its dbpath); allowed values: none (remove the key)")
     _syncdelay(ctx, out)
     return out
 

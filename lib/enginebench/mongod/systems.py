@@ -41,6 +41,14 @@ class SystemSkipped(Exception):
     """This system cannot run on its binary (for a reason the report states); others still run."""
 
 
+# The embedded option each derived mongod key comes from (engines.py's mongod_settings), so that an
+# error names the key the params file has: options.<key>.
+ORIGIN = {"cache_size_mb": "cache_size_mb", "block_compressor": "block_compressor", "syncdelay_s": "checkpoint_s",
+          "journal": "log", "journal_compressor": "journal_compressor", "table_type": "table_type",
+          "oplog_size_mb": "oplog_size_mb"}
+ORIGIN_BY_ENGINE = {("rocksdb", "block_compressor"): "compression"}
+
+
 def implied_spec(system: dict) -> dict:
     """The mongod spec a system's embedded engine and options stand for."""
     options = system.get("options") or {}
@@ -69,6 +77,7 @@ def resolve_spec(system: dict) -> dict:
         spec["topology"] = override
     # A derived engine/compressor/cache the binary lacks is adjusted or skipped; these were asked for.
     spec["_explicit"] = sorted(k for k in explicit if k not in defaults)
+    spec["_origin"] = {k: f"options.{ORIGIN_BY_ENGINE.get((system['engine'], k), name)}" for k, name in ORIGIN.items()}
     return spec
 
 
