@@ -127,7 +127,9 @@ class _Ctx:
 def _gb(ctx: _Ctx, key: str, mb: int, *, whole: bool, minimum_gb: float) -> int | float:
     if whole:
         if mb % 1024:
-            gb = max(1, round(mb / 1024))
+            # Rounded down, so that a cache shared under a memory limit never grows past its share
+            # (memory.py then checks the 1 GB minimum against the limit).
+            gb = max(1, mb // 1024)
             ctx.adjust(key, f"{mb} MB is not a whole number of GB, which {ctx.binary()} requires; allowed "
                             f"values: multiples of 1024 (using {gb * 1024})")
             return gb

@@ -18,6 +18,8 @@ A mapped engine the binary lacks (mmapv1 on MongoDB 4.2+, rocksdb on a MongoDB b
 system with the reason on top of the report; an engine or option set explicitly under `mongod:`
 that the binary lacks is an error naming the system, key and allowed values. A derived cache size
 a version cannot take (3.0/3.2 want whole GB) is adjusted with a note; an explicit one is an error.
+Under a memory limit, the caches the members really get must fit the params' memory for cache and
+data, or the system is skipped; the limit then adds mongod's own memory, not the runner's (memory.py).
 ENGINEBENCH_MONGOD_TOPOLOGY=standalone|replset|sharded overrides every system's topology (the
 integration suite runs each experiment on all three).
 """
@@ -31,6 +33,9 @@ from pathlib import Path
 from ..engines import ENGINES
 from .binary import BinaryError, BinaryInfo, find_mongod, find_mongos, identify, identify_mongos
 from .legacy import NoClient, runner_python, wire_version
+from .memory import DoesNotFit
+from .memory import fit as fit_memory
+from .memory import note as memory_note
 from .options import OptionError, engine_settings, to_yaml_dict, version_line
 from .spec import TOPOLOGIES
 
@@ -113,9 +118,11 @@ def share_cache(spec: dict, label: str, memory_limit_mb: int | None, notes: list
 LSM_REMOVED = (8, 1)   # WT-12751: WiredTiger at mongodb-8.1.0 has no LSM tables (no src/lsm)
 
 
-def prepare_system(system: dict, params_file: str, memory_limit_mb: int | None = None) -> tuple[dict, list[str]]:
+def prepare_system(system: dict, params_file: str, memory_limit_mb: int | None = None,
+                   limit_key: str = "memory_limit_mb") -> tuple[dict, list[str]]:
     """Check one system against its binary; returns (what the launch needs, notes for the banner).
-    Raises OptionError/BinaryError (the run does not start) or SystemSkipped."""
+    `memory_limit_mb` is the params' memory for the engine's cache and the data (`limit_key` names
+    where it was set). Raises OptionError/BinaryError (the run does not start) or SystemSkipped."""
     label = system["label"]
     where = f"{params_file}: system {label}: "
     spec = resolve_spec(system)
@@ -124,19 +131,14 @@ def prepare_system(system: dict, params_file: str, memory_limit_mb: int | None =
         raise BinaryError(f"{where}no mongod binary: set mongod.binary, MONGOD=/path/to/mongod, or put mongod on "
                           "PATH")
     info = identify(binary)
+    _engine_present(spec, info, label, binary)
     notes: list[str] = []
-    engine = spec["engine"]
-    if engine not in info.engines and "engine" not in spec["_explicit"]:
-        raise SystemSkipped(f"system {label} skipped: its engine maps to {engine}, which {info.flavour} "
-                            f"{info.version} ({binary}) does not have (it has: {', '.join(info.engines)})")
-    if engine == "wiredTiger" and spec.get("table_type") == "lsm" and info.version_tuple[:2] >= LSM_REMOVED:
-        raise SystemSkipped(f"system {label} skipped: it uses WiredTiger LSM tables, which {info.flavour} "
-                            f"{info.version} ({binary}) no longer has (removed from WiredTiger in 8.1, WT-12751)")
     share_cache(spec, label, memory_limit_mb, notes)
     try:
         settings = engine_settings(label, spec, info, notes)
     except OptionError as exc:
         raise OptionError(f"{params_file}: {exc}") from None
+    fitted = _memory(spec, info, settings, label, memory_limit_mb, limit_key)
     mongos = find_mongos(binary, spec.get("mongos"), where=where) if spec["topology"] == "sharded" else None
     if mongos is not None:
         identify_mongos(mongos, info, where=where)
@@ -144,22 +146,61 @@ def prepare_system(system: dict, params_file: str, memory_limit_mb: int | None =
         client = runner_python(info, label)
     except NoClient as why:
         raise SystemSkipped(f"system {label} skipped: {why}") from None
-    launch = {"spec": _public(spec), "explicit": spec["_explicit"], "binary": info.describe(), "mongos": mongos, "client": client,
-              "version_line": version_line(info.default_engine if engine is None else engine, info),
-              "wire_version": wire_version(info), "engine_config": to_yaml_dict(settings)}
+    engine = spec["engine"]
+    launch = {"spec": _public(spec), "explicit": spec["_explicit"], "binary": info.describe(), "mongos": mongos,
+              "client": client, "version_line": version_line(info.default_engine if engine is None else engine, info),
+              "wire_version": wire_version(info), "engine_config": to_yaml_dict(settings),
+              "memory": fitted.describe() if fitted else None}
+    if fitted:
+        notes.append(memory_note(label, fitted, limit_key, system.get("memory_own_mb") or 0))
     return launch, notes
 
 
+def _engine_present(spec: dict, info: BinaryInfo, label: str, binary: str) -> None:
+    """A derived engine the binary lacks, or LSM tables on a WiredTiger without them: skipped."""
+    engine = spec["engine"]
+    if engine not in info.engines and "engine" not in spec["_explicit"]:
+        raise SystemSkipped(f"system {label} skipped: its engine maps to {engine}, which {info.flavour} "
+                            f"{info.version} ({binary}) does not have (it has: {', '.join(info.engines)})")
+    if engine == "wiredTiger" and spec.get("table_type") == "lsm" and info.version_tuple[:2] >= LSM_REMOVED:
+        raise SystemSkipped(f"system {label} skipped: it uses WiredTiger LSM tables, which {info.flavour} "
+                            f"{info.version} ({binary}) no longer has (removed from WiredTiger in 8.1, WT-12751)")
+
+
+def _memory(spec: dict, info: BinaryInfo, settings: list, label: str, limit_mb: int | None, limit_key: str):
+    """The deployment's memory under the system's limit (memory.py), or SystemSkipped."""
+    if limit_mb is None:
+        return None
+    try:
+        return fit_memory(spec, info, settings, limit_mb, data_members(spec))
+    except DoesNotFit as why:
+        raise SystemSkipped(f"system {label} skipped: {why} ({limit_key}: {limit_mb})") from None
+
+
+def _limit(params: dict, system: dict) -> tuple[int | None, str]:
+    """The params' memory for the engine's cache and the data, and the key that set it."""
+    if system.get("memory_limit_mb") is not None:
+        return system["memory_limit_mb"], "memory_limit_mb"
+    return ((params.get("resources") or {}).get("memory") or {}).get("limit_mb"), "resources.memory.limit_mb"
+
+
 def prepare_systems(params: dict) -> tuple[list[dict], list[str]]:
-    """The systems that will run on mongod (each with its `mongod_launch`), and banner lines."""
+    """The systems that will run on mongod (each with its `mongod_launch`), and banner lines.
+
+    A system whose deployment fits its memory limit has its memory_own_mb in `params` set to the
+    deployment's own memory (memory.py): the resource plan adds that to the limit (the embedded
+    runner's own memory does not apply to mongod), and the report's memory for cache and data is
+    still the params' figure."""
     ready, banner = [], []
     for system in params["systems"]:
-        limit = system.get("memory_limit_mb") or ((params.get("resources") or {}).get("memory") or {}).get("limit_mb")
+        limit, limit_key = _limit(params, system)
         try:
-            launch, notes = prepare_system(system, params.get("params_file", params["experiment"]), limit)
+            launch, notes = prepare_system(system, params.get("params_file", params["experiment"]), limit, limit_key)
         except SystemSkipped as why:
             banner.append(str(why) + ".")
             continue
+        if launch["memory"] is not None:
+            system["memory_own_mb"] = launch["memory"]["own_mb"]
         banner += notes
         ready.append({**system, "mongod_launch": launch})
         banner.append(f"{system['label']}: {launch['binary']['flavour']} {launch['binary']['version']} "
