@@ -1,7 +1,7 @@
 """The server's companion: what the native runner needs of a server besides the workload's own
 commands, answered with pymongo (3.x for the posts' old servers, 4.x for today's).
 
-    python -m enginebench.mongod.companion
+    python -m enginebench.mongod.companion [--table-type lsm] [--splits JSON]
 
 The native runner starts one companion per server system and speaks JSON lines to it
 (jsonlines.py). The workload's commands go from the runner to the server directly, through the
@@ -13,10 +13,11 @@ driver; everything else stays here, where pymongo already speaks every server ge
                 identity, engine, version, gaps and whether it has transactions
   stats         serverStatus flattened for the interval tables (serverstats.py), the shards'
                 engines summed behind mongos, replication lag; and a stale secondary, once found
-  phase_stats   dbStats and collStats after a phase
+  phase_stats   dbStats and collStats after a phase, with each sharded collection's share per shard
   checkpoint    fsync before the quiesce
   stale         the stale secondary the watches found, or null (polled every second)
-  created       a collection the workload created: sharded on a sharded deployment (sharding.py)
+  created       a collection the workload created: sharded on a sharded deployment (sharding.py); the
+                first one's WiredTiger table type checked when the system asks for LSM (tabletype.py)
   slow_ops_start / slow_ops_count
                 the server's profiler records operations at or above a threshold, then counts
                 them (slowops.py: iibench's Nslow as the post counted it)
@@ -24,10 +25,12 @@ driver; everything else stays here, where pymongo already speaks every server ge
 """
 from __future__ import annotations
 
+import json
 import sys
 
 import pymongo
 from pymongo.errors import OperationFailure, PyMongoError
+from pymongo.write_concern import WriteConcern
 
 from . import jsonlines
 
@@ -44,7 +47,11 @@ def hello(client) -> dict:
 
 
 class Companion:
-    def __init__(self):
+    def __init__(self, table_type: str | None = None, splits: dict | None = None):
+        self.table_type = table_type   # the WiredTiger table type the system asks for (LSM runs)
+        self.table_checked = False
+        self.splits = splits or {}     # collection -> split points (sharding.split_points)
+        self.shard_names: list[str] = []
         self.client = None
         self.db = None
         self.shard_clients: list = []
@@ -75,13 +82,18 @@ class Companion:
         atomic = replica_set and version >= needed and (engine in TRANSACTION_ENGINES or self.mongos)
         if self.mongos:
             from .sharding import shard_uris
-            self.shard_clients = [pymongo.MongoClient(u, serverSelectionTimeoutMS=5000)
-                                  for u in shard_uris(self.client.admin.command("listShards")).values()]
+            shards = shard_uris(self.client.admin.command("listShards"))
+            self.shard_names = list(shards)
+            # each shard's replica set through its own client: engine counters from its primary
+            self.shard_clients = [pymongo.MongoClient(u, serverSelectionTimeoutMS=5000) for u in shards.values()]
         if self.drop:  # a borrowed deployment: start from an empty database
             self._drop_database()
         from .capabilities import probe
         engine_status = self.shard_clients[0].admin.command("serverStatus") if self.shard_clients else status
         capabilities = self.capabilities = probe(self.client, self.db, greeting, status, engine_status)
+        if self.table_type:  # before the workload: a server refusing LSM stops the system now
+            from . import tabletype
+            tabletype.probe(self.client.get_database(self.db.name, write_concern=WriteConcern(w=1)), self.table_type)
         self.watches = self._watch(request.get("watch") or {})
         flavour = {k: build[k] for k in ("psmdbVersion", "tokumxVersion", "tokukvVersion") if k in build}
         return {"engine": engine, "version": build["version"], "atomic": atomic,
@@ -120,7 +132,7 @@ class Companion:
 
     def phase_stats(self) -> dict:
         from .serverstats import db_and_collection_stats
-        return db_and_collection_stats(self.db)
+        return db_and_collection_stats(self.db, self.shard_names)
 
     def checkpoint(self) -> None:
         # fsync makes the data durable (a WiredTiger checkpoint, an mmapv1 flush) before the quiesce.
@@ -130,11 +142,18 @@ class Companion:
             pass  # e.g. inMemory has nothing to flush
 
     def created(self, request: dict) -> dict | None:
-        """Shards a new, empty collection on a sharded deployment (capped ones cannot be)."""
-        if not self.mongos or request.get("capped"):
-            return None
-        from .sharding import shard_collection
-        return shard_collection(self.client, self.db.name, request["collection"])
+        """Shards a new, empty collection on a sharded deployment (capped ones cannot be), and
+        checks the first one's table type where the system asks for one."""
+        key = None
+        if self.mongos and not request.get("capped"):
+            from .sharding import shard_collection
+            key = shard_collection(self.client, self.db.name, request["collection"],
+                                   self.splits.get(request["collection"]), self.shard_names)
+        if self.table_type and not self.table_checked:
+            from . import tabletype
+            tabletype.check(self.db, request["collection"], self.table_type)
+            self.table_checked = True
+        return key
 
     def _drop_database(self) -> None:
         # As a command, acknowledged whatever write concern the URI asks the writes for (a w:0
@@ -174,8 +193,14 @@ class Companion:
                          "created, slow_ops_start, slow_ops_count, close")
 
 
-def main() -> int:
-    return jsonlines.serve(Companion().handle)
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+    parser = argparse.ArgumentParser(prog="enginebench.mongod.companion")
+    parser.add_argument("--table-type", choices=("lsm",), help="the WiredTiger table type the system asks for")
+    parser.add_argument("--splits", type=json.loads, default=None,
+                        help="JSON {collection: [split point, ...]}: pre-split chunks, one per shard")
+    args = parser.parse_args(argv)
+    return jsonlines.serve(Companion(args.table_type, args.splits).handle)
 
 
 if __name__ == "__main__":

@@ -94,8 +94,10 @@ COLL_KEYS = ("count", "size", "storageSize", "totalIndexSize", "nindexes", "avgO
 DB_KEYS = ("collections", "objects", "dataSize", "storageSize", "indexes", "indexSize", "fileSize", "totalSize")
 
 
-def db_and_collection_stats(db) -> dict:
-    """dbStats and per-collection sizes of a pymongo Database (3.x or 4.x)."""
+def db_and_collection_stats(db, cluster_shards: list[str] | None = None) -> dict:
+    """dbStats and per-collection sizes of a pymongo Database (3.x or 4.x). Behind mongos
+    (`cluster_shards` named), a sharded collection's row also has `shards` ({shard: {count,
+    share}}, sharding.spread) and `spread_ok`: whether every shard holds some of it."""
     out = {"db": {k: v for k, v in db.command("dbStats").items() if k in DB_KEYS}, "collections": {}}
     for name in db.list_collection_names():
         try:
@@ -107,10 +109,20 @@ def db_and_collection_stats(db) -> dict:
             except Exception:
                 out["collections"][name] = {"error": str(exc)}
                 continue
-        row = {k: stats.get(k) for k in COLL_KEYS if k in stats}
-        row["indexSizes"] = stats.get("indexSizes", {})
-        creation = (stats.get("wiredTiger") or {}).get("creationString", "")
-        if creation:
-            row["wt_type"] = "lsm" if "type=lsm" in creation else "file"
-        out["collections"][name] = row
+        out["collections"][name] = _collection_row(stats, cluster_shards)
     return out
+
+
+def _collection_row(stats: dict, cluster_shards: list[str] | None) -> dict:
+    from .sharding import spread
+    from .tabletype import table_type
+    row = {k: stats.get(k) for k in COLL_KEYS if k in stats}
+    row["indexSizes"] = stats.get("indexSizes", {})
+    kind = table_type(stats)
+    if kind:
+        row["wt_type"] = kind
+    shares = spread(stats, cluster_shards) if cluster_shards else None
+    if shares is not None:
+        row["shards"] = shares
+        row["spread_ok"] = all(s["count"] > 0 for s in shares.values())
+    return row

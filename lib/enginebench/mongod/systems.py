@@ -25,6 +25,7 @@ integration suite runs each experiment on all three).
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from .memory import DoesNotFit
 from .memory import fit as fit_memory
 from .memory import note as memory_note
 from .options import OptionError, engine_settings, to_yaml_dict, version_line
+from .sharding import split_points
 from .spec import TOPOLOGIES
 
 TOPOLOGY_ENV = "ENGINEBENCH_MONGOD_TOPOLOGY"
@@ -201,6 +203,8 @@ def prepare_systems(params: dict) -> tuple[list[dict], list[str]]:
             continue
         if launch["memory"] is not None:
             system["memory_own_mb"] = launch["memory"]["own_mb"]
+        if launch["spec"]["topology"] == "sharded":  # chunks split and placed before the load
+            launch["shard_splits"] = split_points(params["workload"], launch["spec"].get("shards", 2))
         banner += notes
         ready.append({**system, "mongod_launch": launch})
         banner.append(f"{system['label']}: {launch['binary']['flavour']} {launch['binary']['version']} "
@@ -221,6 +225,7 @@ class ServerHandle:
     database: str
     deployment: object | None = None      # launch.Deployment for TARGET=mongod; None for uri
     spec: dict | None = None
+    splits: dict | None = None            # sharding.split_points, for the companion
 
     @property
     def python(self) -> str:
@@ -229,8 +234,13 @@ class ServerHandle:
     def runner_spec(self, system: dict, keep_data: bool) -> dict:
         """The runner spec's `server` part (lib/native/src/target/server/mod.rs ServerSpec)."""
         spec = self.spec or {}
+        companion = [self.client["python"], "-m", "enginebench.mongod.companion"]
+        if self.deployment is not None and spec.get("engine") == "wiredTiger" and spec.get("table_type") == "lsm":
+            companion += ["--table-type", "lsm"]   # the launch asked for LSM tables: check the server made them
+        if self.splits:
+            companion += ["--splits", json.dumps(self.splits)]
         out = {"uri": self.uri, "database": self.database, "executor": self.client["executor"],
-               "companion": [self.client["python"], "-m", "enginebench.mongod.companion"],
+               "companion": companion,
                "drop_database": self.deployment is None, "keep_data": keep_data,
                "write_concern": (system.get("mongod") or {}).get("write_concern", spec.get("write_concern"))}
         if self.client["executor"] == "legacy":
@@ -279,7 +289,7 @@ def start_mongod(system: dict, sys_dir: Path, data_dir: Path, preexec) -> Server
     finally:
         deployment.write_record(deployment.record_path)
     return ServerHandle(with_write_concern(plan.uri, spec.get("write_concern", 1)), launch["client"],
-                        "enginebench", deployment, spec)
+                        "enginebench", deployment, spec, launch.get("shard_splits"))
 
 
 def open_server(system: dict, target: dict, sys_dir: Path, data_dir: Path, preexec) -> ServerHandle | None:
