@@ -73,7 +73,10 @@ $(FERRETDB_BIN): tools/build_ferretdb.sh
 	@bash tools/build_ferretdb.sh >/dev/null
 	@touch $@
 
-experiment: native
+# A server older than 4.2 is spoken to through the legacy client (lib/enginebench/mongod/legacy.py),
+# so it is made first (once: its stamp keeps it) wherever a server may be measured: TARGET=mongod or
+# uri, or TARGET=auto with a mongod in MONGOD or on PATH. Embedded runs never need it.
+experiment: native $(if $(or $(filter mongod uri,$(TARGET)),$(and $(filter auto,$(TARGET)),$(or $(MONGOD),$(shell command -v mongod 2>/dev/null)))),$(LEGACY_STAMP))
 	@if [ -z "$(EXP)" ]; then echo "make experiment: EXP= is required; one of: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')" >&2; exit 2; fi
 	$(PY) -m enginebench experiment "$(EXP)" --scale "$(SCALE)" --target "$(TARGET)" --repeat "$(REPEAT)" $(if $(RUN),--run-dir "$(RUN)") $(if $(SYSTEMS),--systems "$(SYSTEMS)") $(foreach s,$(SET),--set "$(s)")
 
