@@ -56,19 +56,30 @@ def test_experiment_on_mongod(tmp_path, exp, topology):
     done = subprocess.run([sys.executable, "-m", "enginebench", "run", exp, "--scale", "smoke", "--target", "mongod"],
                           env=_env(tmp_path, topology), capture_output=True, text=True, timeout=1800)
     manifests = list((tmp_path / "results").glob(f"{exp}/*/manifest.json"))
+    if not manifests and "no system can run" in done.stderr:
+        # Every system's engine cache is above what its smoke limit gives cache and data (mongod's
+        # floor: 0.25 GB, 1 GB on 3.x; mongod/memory.py): refused before anything started.
+        assert "its params give the engine's cache and the data" in done.stderr, done.stderr[-3000:]
+        assert not _servers_under(tmp_path)
+        return
     assert manifests, done.stderr
     manifest = json.loads(manifests[0].read_text())
     assert manifest["target"]["kind"] == "mongod"
     assert manifest["status"] == "complete", (manifest.get("error"), manifest["systems"], done.stderr[-3000:])
     ran = manifest["systems"]
     assert ran, "at least one system ran on mongod"
-    for label in ran:
+    for label, result in ran.items():
+        if result.get("status") != "complete" and "LSM" in (result.get("error") or ""):
+            continue   # a server that refuses (or does not make) LSM tables stops that system, saying so
         sys_dir = manifests[0].parent / label
         record = json.loads((sys_dir / "mongod.json").read_text())
         assert record["topology"] == topology
         assert all(e["how"] == "shutdown" for e in record["events"] if e["event"] == "stopped"), record["events"]
         events = [json.loads(l) for l in (sys_dir / "events.jsonl").read_text().splitlines()]
         assert any(e["event"] == "db_stats" for e in events), "dbStats/collStats after each phase"
+        if topology == "sharded" and exp == "linkbench_cached":  # pre-split: link on every shard after the load
+            loaded = next(e for e in events if e["event"] == "db_stats" and e.get("phase") == "load")
+            assert loaded["collections"]["link"]["spread_ok"], loaded["collections"]["link"].get("shards")
         intervals = [e for e in events if e["event"] == "interval"]
         assert intervals and any(k.startswith("opcounters.") for k in intervals[-1]["engine"]), "serverStatus"
         samples = [json.loads(l) for l in (sys_dir / "samples.jsonl").read_text().splitlines()]
