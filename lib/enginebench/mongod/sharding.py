@@ -95,7 +95,7 @@ def presplit(client, ns: str, key: dict, points: list[dict], shards: list[str]) 
     for i, bounds in enumerate(chunk_bounds(key, points)):
         to = shards[i % len(shards)]
         try:
-            client.admin.command("moveChunk", ns, bounds=list(bounds), to=to, _waitForDelete=True)
+            client.admin.command("moveChunk", ns, bounds=list(bounds), to=to)   # empty: nothing to delete after
         except OperationFailure as exc:
             if ALREADY_THERE not in str(exc):
                 raise
