@@ -264,3 +264,22 @@ fn rocksdb_trims_its_oplog_from_its_key_tracker() {
             "{calls:?}");
     assert!(calls.iter().any(|call| *call == c("delete", oplog::TABLE)));
 }
+
+#[test]
+fn an_oplog_entry_holds_the_inserted_bytes_and_has_no_id() {
+    // mongod 3.2 (oplog.cpp _logOpsInner): {ts, t, h, v, op, ns, o[, o2]}; the oplog has no
+    // _id index and its entries no _id. The inserted document gets its ObjectId first.
+    let f = fixture("oplogentry", true, 1);
+    let mut ctx = f.ctx();
+    ctx.create_collection("c", None).unwrap();
+    ctx.insert_many("c", &[doc! {"a": 1, "b": "x"}]).unwrap();
+    let stored = ctx.natural("c", None).unwrap().remove(0);
+    let entries = ctx.natural(oplog::NAME, None).unwrap();
+    let entry = bson::Document::try_from(entries.last().unwrap().clone()).unwrap();
+    assert_eq!(entry.keys().collect::<Vec<_>>(), ["ts", "t", "h", "v", "op", "ns", "o"]);
+    assert_eq!(entry.get_str("op").unwrap(), "i");
+    let o = entry.get_document("o").unwrap();
+    assert_eq!(o, &bson::Document::try_from(stored.clone()).unwrap());
+    assert_eq!(o.keys().collect::<Vec<_>>(), ["_id", "a", "b"]);
+    assert!(matches!(o.get("_id"), Some(bson::Bson::ObjectId(_))));
+}

@@ -1,6 +1,7 @@
 //! Documents and the small part of MongoDB's query language the workloads use: equality and
 //! `$lt` filters, `$set`, `$inc`, `$setOnInsert` and replacement updates, and projections.
-use bson::{Bson, Document, RawDocumentBuf};
+use bson::oid::ObjectId;
+use bson::{Bson, Document, RawDocument, RawDocumentBuf};
 
 pub use crate::calls::{as_i64, int};
 use crate::calls::{Cond, Filter, Update};
@@ -142,6 +143,40 @@ pub fn raw(bytes: Vec<u8>) -> Result<RawDocumentBuf> {
     Ok(RawDocumentBuf::from_bytes(bytes)?)
 }
 
+pub fn raw_ref(bytes: &[u8]) -> Result<&RawDocument> {
+    Ok(RawDocument::from_bytes(bytes)?)
+}
+
+/// A document without `_id` encoded with this one first: its own encoding with the `_id`
+/// element spliced in after the length (BSON: int32 total length, the elements, a 0 byte),
+/// so the document is not copied field by field to put a field in front.
+pub fn encode_with_id(doc: &Document, id: &ObjectId) -> Result<Vec<u8>> {
+    const ID_ELEMENT: &[u8] = b"\x07_id\0"; // type 7 (ObjectId), the key as a C string
+    let body = doc.to_vec()?;
+    let total = body.len() + ID_ELEMENT.len() + 12;
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(&(total as i32).to_le_bytes());
+    out.extend_from_slice(ID_ELEMENT);
+    out.extend_from_slice(&id.bytes());
+    out.extend_from_slice(&body[4..]);
+    Ok(out)
+}
+
+/// `{_id: <id>}`, an oplog entry's `o2` (and a delete's `o`).
+pub fn id_only(id: Option<&Bson>) -> Result<RawDocumentBuf> {
+    let mut doc = Document::new();
+    doc.insert("_id", id.cloned().unwrap_or(Bson::Null));
+    Ok(RawDocumentBuf::try_from(&doc)?)
+}
+
+/// An update's modifiers as its oplog entry records them: `{$set: {...}, $inc: {...}}`.
+pub fn modifiers(update: &Update) -> Result<RawDocumentBuf> {
+    let mut doc = Document::new();
+    doc.insert("$set", update.set.clone().unwrap_or_default());
+    doc.insert("$inc", update.inc.clone().unwrap_or_default());
+    Ok(RawDocumentBuf::try_from(&doc)?)
+}
+
 /// `_id` first, as mongod stores it (it moves `_id` to the front when a client did not).
 pub fn with_id_first(doc: &Document) -> Option<Document> {
     match doc.keys().next() {
@@ -157,5 +192,23 @@ pub fn with_id_first(doc: &Document) -> Option<Document> {
             Some(out)
         }
         _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use bson::doc;
+
+    #[test]
+    fn an_id_spliced_in_front_reads_back_as_the_document_with_it_first() {
+        let id = ObjectId::new();
+        let doc = doc! {"id1": 7i64, "data": "x", "nested": {"a": 1}};
+        let bytes = encode_with_id(&doc, &id).unwrap();
+        let back = decode(&bytes).unwrap();
+        assert_eq!(back.keys().collect::<Vec<_>>(), ["_id", "id1", "data", "nested"]);
+        assert_eq!(back, doc! {"_id": id, "id1": 7i64, "data": "x", "nested": {"a": 1}});
+        // The same bytes the bson crate writes for that document.
+        assert_eq!(bytes, encode(&back).unwrap());
     }
 }

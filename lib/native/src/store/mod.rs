@@ -24,7 +24,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
-use bson::{doc, Bson, Document, RawDocumentBuf};
+use bson::{Bson, Document, RawDocument, RawDocumentBuf};
 use serde_json::{json, Value};
 
 use crate::engines::{Engine, Session, Table, TableKind};
@@ -489,12 +489,18 @@ impl Ctx {
 
     // -- index entries ------------------------------------------------------------------------
     fn key_values<'d>(doc: &'d Document, names: &[String]) -> Vec<&'d Bson> {
-        const NULL: &Bson = &Bson::Null;
-        names.iter().map(|n| doc.get(n).unwrap_or(NULL)).collect()
+        Self::key_values_with_id(doc, None, names)
     }
 
-    fn put_index_entry(&mut self, index: &Index, doc: &Document, rid: i64) -> Result<()> {
-        let values = Self::key_values(doc, &index.names);
+    /// A document's values for an index's fields; `id` stands for an `_id` the document is
+    /// being given as it is inserted.
+    fn key_values_with_id<'d>(doc: &'d Document, id: Option<&'d Bson>, names: &[String]) -> Vec<&'d Bson> {
+        const NULL: &Bson = &Bson::Null;
+        names.iter().map(|n| doc.get(n).or(if n == "_id" { id } else { None }).unwrap_or(NULL)).collect()
+    }
+
+    fn put_index_entry(&mut self, index: &Index, doc: &Document, generated_id: Option<&Bson>, rid: i64) -> Result<()> {
+        let values = Self::key_values_with_id(doc, generated_id, &index.names);
         let mut tb = Vec::new();
         let mut key = keys::encode(&values, &index.directions, &mut tb)?;
         let bits = keys::type_bits_value(&tb, &values);
@@ -542,32 +548,46 @@ impl Ctx {
 
     // -- documents ----------------------------------------------------------------------------
     /// Writes a new document: record, `_id` entry, index entries, oplog entry. Returns its
-    /// record id and size.
+    /// record id and size. A document without `_id` gets a new ObjectId, first, as mongod gives
+    /// it (fixDocumentForInsert); the oplog's entries get none (it has no `_id` index).
     fn insert_one(&mut self, coll: &Arc<Collection>, doc: &Document) -> Result<(i64, i64)> {
-        let owned;
-        let doc = if !doc.contains_key("_id") {
-            let mut d = doc! {"_id": bson::oid::ObjectId::new()};
-            d.extend(doc.clone());
-            owned = d;
-            &owned
-        } else if let Some(reordered) = document::with_id_first(doc) {
-            owned = reordered;
-            &owned
-        } else {
-            doc
+        let generated = (coll.id_index.is_some() && !doc.contains_key("_id"))
+            .then(|| Bson::ObjectId(bson::oid::ObjectId::new()));
+        let raw = match (&generated, document::with_id_first(doc)) {
+            (Some(Bson::ObjectId(id)), _) => document::encode_with_id(doc, id)?,
+            (_, Some(reordered)) => document::encode(&reordered)?,
+            _ => document::encode(doc)?,
         };
-        let raw = document::encode(doc)?;
-        let size = raw.len() as i64;
-        let rid = match &coll.capped {
+        let rid = self.next_record_id(coll, raw.len() as i64)?;
+        if let Some(id) = generated.as_ref().or_else(|| doc.get("_id")) {
+            self.put_id_entry(coll, id, rid)?;
+        }
+        self.finish_insert(coll, doc, generated.as_ref(), rid, raw)
+    }
+
+    fn next_record_id(&mut self, coll: &Arc<Collection>, size: i64) -> Result<i64> {
+        Ok(match &coll.capped {
             Some(capped) if capped.is_ring() => capped::ring_place(self, coll, size)?,
             _ => coll.next_id.fetch_add(1, Ordering::Relaxed),
-        };
-        self.put_id_entry(coll, doc.get("_id").unwrap(), rid)?;
+        })
+    }
+
+    /// The index entries, the record and the oplog entry of a new document.
+    fn finish_insert(&mut self, coll: &Arc<Collection>, doc: &Document, generated_id: Option<&Bson>, rid: i64,
+                     raw: Vec<u8>) -> Result<(i64, i64)> {
         let indexes = coll.indexes.read().unwrap().clone();
         for index in &indexes {
-            self.put_index_entry(index, doc, rid)?;
+            self.put_index_entry(index, doc, generated_id, rid)?;
         }
-        self.kv.put(coll.records, &keys::record_key(rid), &raw)?;
+        let size = self.put_record(coll, rid, &raw)?;
+        self.log("i", coll, document::raw_ref(&raw)?, None)?;
+        Ok((rid, size))
+    }
+
+    /// Stores a new record's bytes and counts it (and, in a capped collection, its space).
+    fn put_record(&mut self, coll: &Arc<Collection>, rid: i64, raw: &[u8]) -> Result<i64> {
+        let size = raw.len() as i64;
+        self.kv.put(coll.records, &keys::record_key(rid), raw)?;
         if let Some(capped) = &coll.capped {
             if capped.background {
                 if let Some(trim) = &self.store.oplog_trim {
@@ -577,8 +597,7 @@ impl Ctx {
             self.capped_inserts.push((coll.clone(), rid, size));
         }
         self.record_deltas.push((coll.clone(), 1));
-        self.log("i", coll, Bson::Document(doc.clone()), None)?;
-        Ok((rid, size))
+        Ok(size)
     }
 
     /// Removes a document and its index entries (not logged: callers log what they mean).
@@ -594,13 +613,16 @@ impl Ctx {
         self.kv.delete(coll.records, &keys::record_key(rid))
     }
 
-    fn log(&mut self, op: &str, coll: &Collection, o: Bson, o2: Option<Bson>) -> Result<()> {
-        if let Some(oplog) = self.store.oplog.clone() {
-            if coll.name != oplog::NAME {
-                let entry = oplog::entry(op, &coll.name, o, o2);
-                self.insert_one(&oplog, &entry)?;
-            }
+    /// Appends the oplog entry of a write, in its transaction: built from the write's own bytes
+    /// (`o`, `o2`), never from a copy of its document.
+    fn log(&mut self, op: &str, coll: &Collection, o: &RawDocument, o2: Option<&RawDocument>) -> Result<()> {
+        let Some(oplog) = self.store.oplog.clone() else { return Ok(()) };
+        if coll.name == oplog::NAME {
+            return Ok(());
         }
+        let entry = oplog::entry(op, &coll.name, o, o2);
+        let rid = self.next_record_id(&oplog, entry.as_bytes().len() as i64)?;
+        self.put_record(&oplog, rid, entry.as_bytes())?;
         Ok(())
     }
 
@@ -794,7 +816,7 @@ impl Store for Ctx {
         })?;
         self.write_call(&coll, |c| {
             for (rid, raw) in &docs {
-                c.put_index_entry(&index, &document::decode(raw)?, *rid)?;
+                c.put_index_entry(&index, &document::decode(raw)?, None, *rid)?;
             }
             Ok(())
         })?;
@@ -863,17 +885,16 @@ impl Store for Ctx {
                 let new = Self::key_values(&after, &index.names);
                 if old.iter().zip(&new).any(|(a, b)| a != b) {
                     c.delete_index_entry(index, &before, rid)?;
-                    c.put_index_entry(index, &after, rid)?;
+                    c.put_index_entry(index, &after, None, rid)?;
                 }
             }
             c.kv.put(coll.records, &keys::record_key(rid), &encoded)?;
-            let id = before.get("_id").cloned().unwrap_or(Bson::Null);
+            let id = document::id_only(before.get("_id"))?;
             let change = match &update.replace {
-                Some(_) => Bson::Document(after.clone()),
-                None => Bson::Document(doc! {"$set": update.set.clone().unwrap_or_default(),
-                                             "$inc": update.inc.clone().unwrap_or_default()}),
+                Some(_) => document::raw(encoded)?,
+                None => document::modifiers(update)?,
             };
-            c.log("u", &coll, change, Some(Bson::Document(doc! {"_id": id})))?;
+            c.log("u", &coll, &change, Some(&id))?;
             Ok(UpdateResult { matched: true, upserted: false, before: if update.return_before { Some(before) } else { None },
                                acknowledged: true })
         })
@@ -891,8 +912,7 @@ impl Store for Ctx {
                 return Ok(false);
             }
             c.remove_record(&coll, rid, &doc)?;
-            let id = doc.get("_id").cloned().unwrap_or(Bson::Null);
-            c.log("d", &coll, Bson::Document(doc! {"_id": id}), None)?;
+            c.log("d", &coll, &document::id_only(doc.get("_id"))?, None)?;
             Ok(true)
         })
     }

@@ -18,7 +18,8 @@ use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use bson::{doc, Bson, Document, Timestamp};
+use bson::raw::cstr;
+use bson::{RawDocument, RawDocumentBuf, Timestamp};
 
 use super::{keys, Collection, Ctx, RecordStore};
 use crate::engines::{Engine, Session, Table, TableKind};
@@ -35,18 +36,23 @@ const STONE_UNIT: i64 = 16 * 1024 * 1024 + 16 * 1024;
 const TRACKER_PASS: usize = 20_000;
 static INCREMENT: AtomicU64 = AtomicU64::new(0);
 
-/// An entry as mongod 3.2 writes it: {ts, t, h, v, op, ns, o[, o2]}.
-pub fn entry(op: &str, collection: &str, o: Bson, o2: Option<Bson>) -> Document {
+/// An entry as mongod 3.2 writes it: {ts, t, h, v, op, ns, o[, o2]}, with `o` and `o2` the
+/// write's own bytes.
+pub fn entry(op: &str, collection: &str, o: &RawDocument, o2: Option<&RawDocument>) -> RawDocumentBuf {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let inc = INCREMENT.fetch_add(1, Ordering::Relaxed);
     // A 64-bit hash of the operation, as mongod's `h` field: here a mixed counter.
     let h = (inc ^ 0x9E37_79B9_7F4A_7C15).wrapping_mul(0xBF58_476D_1CE4_E5B9) as i64;
-    let mut e = doc! {
-        "ts": Timestamp { time: now.as_secs() as u32, increment: inc as u32 },
-        "t": 1i64, "h": h, "v": 2, "op": op, "ns": format!("enginebench.{collection}"), "o": o,
-    };
+    let mut e = RawDocumentBuf::new();
+    e.append(cstr!("ts"), Timestamp { time: now.as_secs() as u32, increment: inc as u32 });
+    e.append(cstr!("t"), 1i64);
+    e.append(cstr!("h"), h);
+    e.append(cstr!("v"), 2i32);
+    e.append(cstr!("op"), op);
+    e.append(cstr!("ns"), format!("enginebench.{collection}").as_str());
+    e.append(cstr!("o"), o);
     if let Some(o2) = o2 {
-        e.insert("o2", o2);
+        e.append(cstr!("o2"), o2);
     }
     e
 }
