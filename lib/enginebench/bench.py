@@ -8,9 +8,10 @@
    phase. Smoke phases last seconds, so these show that each family's loop runs natively, not
    how the engines compare.
 3. Server targets: every family at smoke scale on the uri target against the stand-in server
-   (enginebench/standin.py), with one client process and with the default number: per phase,
-   requests/s and the client's CPU per request (the runner and its client processes, all their
-   threads). Without the stand-in's jar or java the table says it was not measured and why.
+   (enginebench/standin.py), through the Rust driver and through the legacy executor: per phase,
+   requests/s, the client's CPU per request (the runner and the processes it runs beside the
+   server, all their threads) and whose code the runner's CPU went to (the driver's, ours).
+   Without the stand-in's jar or java the table says it was not measured and why.
 4. The sampler's own CPU, and the time from the command to the first loaded and measured op.
 5. The emulated devices' read latency (resources/probe.py): random 4 KiB O_DIRECT reads on the
    scratch disk, uncapped and under each storage profile, p50/p99/p99.9 and the throttle slice.
@@ -21,6 +22,7 @@ runs of one sitting: a shared machine's speed drifts.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -78,41 +80,54 @@ def phase_figures(run_dir: Path) -> list[dict]:
     return rows
 
 
+# The executors a server's commands can go through (mongod/legacy.py): the Rust driver for
+# servers of wire version 8 and newer, pymongo 3 processes for older ones.
+EXECUTORS = ("driver", "legacy")
+
+
 def client_cost() -> list[dict]:
     """The client's cost on the uri target, per family at smoke scale, against the stand-in
-    server started here: per phase, requests/s and the client's CPU per request (the runner and
-    the processes it runs beside a server: client_cpu_ns of the interval events)."""
-    from . import driver, standin
+    server started here, through each executor: per phase, requests/s, the client's CPU per
+    request (the runner and the processes it runs beside a server: client_cpu_ns of the interval
+    events) and whose code the runner's CPU went to (the driver's, ours, the C library's)."""
+    from . import standin
     why = standin.missing()
     if why:
         return [{"note": f"not measured: the stand-in server cannot start here ({why})"}]
     rows = []
-    saved_uri, saved_extra = os.environ.get("ENGINEBENCH_URI"), dict(driver.SPEC_EXTRA)
-    try:
+    for executor in EXECUTORS:
         for exp in ("linkbench_cached",) + FAMILIES:
             # A fresh server for each run: one run's leftovers in the stand-in's store cannot fail the next.
-            with tempfile.TemporaryDirectory() as logs, standin.standin_server(Path(logs)) as (uri, _, _):
-                os.environ["ENGINEBENCH_URI"] = uri
-                rows += client_figures(_run(exp, "smoke", "uri"))
-    finally:
-        driver.SPEC_EXTRA.clear()
-        driver.SPEC_EXTRA.update(saved_extra)
-        if saved_uri is None:
-            os.environ.pop("ENGINEBENCH_URI", None)
-        else:
-            os.environ["ENGINEBENCH_URI"] = saved_uri
+            with tempfile.TemporaryDirectory() as logs, standin.standin_server(Path(logs)) as (uri, _, _), \
+                    _environment(ENGINEBENCH_URI=uri, ENGINEBENCH_EXECUTOR=executor):
+                rows += client_figures(_run(exp, "smoke", "uri"), executor)
     return rows
 
 
-def client_figures(run_dir: Path) -> list[dict]:
-    """Per system and phase of a server-target run: requests, requests/s, client CPU per request."""
+@contextlib.contextmanager
+def _environment(**values: str):
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+
+
+def client_figures(run_dir: Path, executor: str) -> list[dict]:
+    """Per system and phase of a server-target run: requests, requests/s, client CPU per request,
+    and the perf shares of the runner's CPU."""
     manifest = json.loads((run_dir / "manifest.json").read_text())
     rows = []
     for label, info in manifest["systems"].items():
         if info.get("status") != "complete":  # what it measured is still shown, after this line
             rows.append({"note": f"{manifest['experiment']} {label}: {info.get('status')}: {info.get('error')}"})
         events = [json.loads(line) for line in (run_dir / label / "events.jsonl").read_text().splitlines()]
-        clients = next((e for e in events if e.get("event") == "clients"), {})
+        attribution = info.get("cpu_attribution") or {}
         phases: dict[str, dict] = {}
         for e in events:
             if e.get("event") != "interval":
@@ -122,22 +137,27 @@ def client_figures(run_dir: Path) -> list[dict]:
             phase["seconds"] += e["t_end"] - e["t_start"]
             phase["cpu_ns"] += e.get("client_cpu_ns", 0)
         for name, p in phases.items():
-            rows.append({"experiment": manifest["experiment"], "system": label, "phase": name,
-                         "client_processes": clients.get("client_processes"), "requests": p["requests"],
+            share = attribution.get(name) or {}
+            rows.append({"experiment": manifest["experiment"], "system": label, "phase": name, "executor": executor,
+                         "requests": p["requests"],
                          "requests_per_s": p["requests"] / p["seconds"] if p["seconds"] else None,
-                         "client_cpu_us_per_request": p["cpu_ns"] / 1e3 / p["requests"] if p["requests"] else None})
+                         "client_cpu_us_per_request": p["cpu_ns"] / 1e3 / p["requests"] if p["requests"] else None,
+                         **{f"{k}_share": share.get(k) for k in ("driver", "runner", "libc", "kernel")}})
     return rows
 
 
 def print_clients(rows: list[dict]) -> None:
-    print(f"{'experiment':18} {'system':10} {'phase':12} {'procs':>5} {'requests':>9} {'req/s':>9} {'client us/req':>13}")
+    # Shares: of the runner process's CPU (perf); the legacy executor's processes are not in them.
+    print(f"{'experiment':18} {'system':10} {'phase':12} {'executor':>8} {'requests':>9} {'req/s':>9}"
+          f" {'client us/req':>13} {'driver':>7} {'runner':>7} {'libc':>6} {'kernel':>7}")
     for r in rows:
         if "note" in r:
             print("  " + r["note"])
             continue
-        print(f"{r['experiment'][:18]:18} {r['system'][:10]:10} {r['phase'][:12]:12} {r['client_processes']:>5}"
+        print(f"{r['experiment'][:18]:18} {r['system'][:10]:10} {r['phase'][:12]:12} {r['executor']:>8}"
               f" {r['requests']:>9,} {_num(r['requests_per_s'], ',.0f'):>9}"
-              f" {_num(r['client_cpu_us_per_request'], ',.1f'):>13}")
+              f" {_num(r['client_cpu_us_per_request'], ',.1f'):>13} {_pct(r['driver_share']):>7}"
+              f" {_pct(r['runner_share']):>7} {_pct(r['libc_share']):>6} {_pct(r['kernel_share']):>7}")
 
 
 def sampler_cost(interval_s: float = 1.0, seconds: float = 10.0) -> dict:
@@ -225,8 +245,8 @@ def main() -> Path:
     print("\nevery family at its smoke scale (seconds of work per phase):")
     families = [row for exp in FAMILIES for row in phase_figures(_run(exp, "smoke"))]
     print_table(families)
-    print("\nthe uri target (the stand-in server), the client's requests/s and CPU per request,"
-          " with one client process and with the default number:")
+    print("\nthe uri target (the stand-in server), the client's requests/s, CPU per request and whose"
+          " code it ran, through each executor:")
     clients = client_cost()
     print_clients(clients)
     harness = {**sampler_cost(), **time_to_first_op()}

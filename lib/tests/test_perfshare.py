@@ -36,3 +36,15 @@ def test_without_call_chains_there_is_no_with_calls_figure():
     shares = perfshare.shares_of_script(one_line, RUNNER)
     assert shares["samples"] == 4 and shares["engine"] == 1 / 4
     assert "engine_with_calls" not in shares
+
+
+def test_the_mongodb_driver_is_the_client_s_own_work_on_a_server_target():
+    # Symbols as the runner binary names them (nm -C of .build/native/release/enginebench-runner).
+    for symbol in ("<&mut bson::ser::raw::value_serializer::ValueSerializer as serde_core::ser::Serializer>::serialize_i64",
+                   "<mongodb::action::run_command::RunCursorCommand as core::future::into_future::IntoFuture>::into_future::{{closure}}",
+                   "<tokio::runtime::blocking::schedule::BlockingSchedule as tokio::runtime::task::Schedule>::schedule",
+                   "core::ptr::drop_in_place<mongodb::cmap::conn::Connection>"):
+        assert perfshare.classify(RUNNER, symbol, RUNNER) == "driver", symbol
+    # Our code that builds the commands stays ours, whatever types it names.
+    ours = "enginebench_runner::target::server::commands::find<mongodb::sync::Client>"
+    assert perfshare.classify(RUNNER, ours, RUNNER) == "runner"

@@ -6,6 +6,8 @@ attributed by the code it landed in:
 
   engine   the engines' libraries and the compression libraries they call (WiredTiger, snappy,
            zstd, lz4, zlib, LMDB, and RocksDB, which is linked into the runner: its symbols)
+  driver   on a server target, the MongoDB driver the runner links (its wire protocol, BSON,
+           TLS and async runtime): the client's own work of talking to the server
   runner   everything else in the runner binary: the workloads, the record store, the recorder
   libc     the C library, the allocator (tcmalloc) and the C++ runtime, called by either side
   kernel   system calls, page faults, reads from the page cache, scheduling
@@ -32,6 +34,11 @@ ENGINE_SHARE_MIN = 0.5
 SAMPLE_HZ = 499
 ENGINE_LIBRARIES = re.compile(r"lib(wiredtiger|snappy|zstd|lz4|z|bz2|lmdb|rocksdb)[-._]")
 LIBC = re.compile(r"lib(c|m|tcmalloc\w*|stdc\+\+|gcc_s|pthread)[-._]|ld-linux|\[vdso\]")
+# The Rust MongoDB driver and the crates it runs on, by their symbols' paths (legacy mangling
+# keeps the crate name: `mongodb::client::...`, `_ZN7mongodb6client...`).
+DRIVER_CRATES = ("mongodb", "bson", "tokio", "rustls", "ring", "hickory_resolver", "hickory_proto",
+                 "serde_bytes", "bytes")
+DRIVER_SYMBOL = re.compile(r"(^|[<\s(&])(%s)::|_ZN\d+(%s)\d" % ("|".join(DRIVER_CRATES), "|".join(DRIVER_CRATES)))
 
 
 @functools.lru_cache(maxsize=1)
@@ -90,13 +97,14 @@ def classify(dso: str, symbol: str, runner_binary: str | None) -> str:
         # enginebench_runner::engines::rocksdb, is ours).
         signature = symbol.split("(")[0]
         ours = "enginebench_runner" in signature
-        return "engine" if not ours and (symbol.startswith(("rocksdb::", "rocksdb_")) or "rocksdb::" in signature) \
-            else "runner"
+        if not ours and (symbol.startswith(("rocksdb::", "rocksdb_")) or "rocksdb::" in signature):
+            return "engine"
+        return "driver" if not ours and DRIVER_SYMBOL.search(signature) else "runner"
     return "other"
 
 
 def shares(path: Path, runner_binary: str | None = None) -> dict:
-    """{'engine', 'runner', 'libc', 'kernel', 'other': fractions of samples by the code each one
+    """{'engine', 'driver', 'runner', 'libc', 'kernel', 'other': fractions of samples by the code each one
     landed in, 'samples': n, and 'engine_with_calls' when perf recorded call chains}."""
     script = subprocess.run(["perf", "script", "-i", str(path), "-F", "tid,ip,sym,dso"],
                             capture_output=True, text=True, timeout=600)
@@ -129,7 +137,7 @@ def samples_of_script(script: str):
 def shares_of_script(script: str, runner_binary: str | None = None) -> dict:
     """shares() over perf script's text. A sample counts for the code of its leaf frame; for
     engine_with_calls, a C library sample counts for its first caller outside the C library."""
-    totals = {"engine": 0, "runner": 0, "libc": 0, "kernel": 0, "other": 0}
+    totals = {"engine": 0, "driver": 0, "runner": 0, "libc": 0, "kernel": 0, "other": 0}
     with_calls = chained = 0
     for frames in samples_of_script(script):
         kinds = [classify(dso, symbol, runner_binary) for symbol, dso in frames] or ["other"]
