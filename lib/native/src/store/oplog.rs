@@ -135,17 +135,20 @@ impl Trim {
     }
 }
 
-/// One trimming pass: entries out until the oplog fits (or nothing more can go).
-pub fn trim(ctx: &mut Ctx, oplog: &Arc<Collection>, how: &Trim) -> Result<()> {
+/// One trimming pass: entries out until the oplog fits, nothing more can go, or the store is
+/// closing (`stopping`: a backlog of stones is left, as mongod's shutdown left it, instead of
+/// holding the close for as long as the backlog takes; on LSM tables a truncate walks and
+/// removes every entry, and a smoke load's backlog once held the close for nine minutes).
+pub fn trim(ctx: &mut Ctx, oplog: &Arc<Collection>, how: &Trim, stopping: &AtomicBool) -> Result<()> {
     match how {
-        Trim::Stones(stones) => trim_stones(ctx, oplog, stones),
+        Trim::Stones(stones) => trim_stones(ctx, oplog, stones, stopping),
         Trim::KeyTracker(tracker) => trim_tracked(ctx, oplog, *tracker),
     }
 }
 
-fn trim_stones(ctx: &mut Ctx, oplog: &Arc<Collection>, stones: &Mutex<Stones>) -> Result<()> {
+fn trim_stones(ctx: &mut Ctx, oplog: &Arc<Collection>, stones: &Mutex<Stones>, stopping: &AtomicBool) -> Result<()> {
     let capped = oplog.capped.as_ref().unwrap();
-    while capped.over() {
+    while capped.over() && !stopping.load(Ordering::Relaxed) {
         let (first, stone) = {
             let s = stones.lock().unwrap();
             match s.sealed.front() {
@@ -208,7 +211,7 @@ impl Trimmer {
                 if over {
                     let Some(store) = store.upgrade() else { return };
                     let Some(how) = store.oplog_trim.as_ref() else { return };
-                    let trimmed = store.session().and_then(|mut ctx| trim(&mut ctx, &oplog, how));
+                    let trimmed = store.session().and_then(|mut ctx| trim(&mut ctx, &oplog, how, &stopping));
                     if let Err(e) = trimmed {
                         eprintln!("oplog trimming failed: {e}");
                         if e.kind == crate::error::Kind::Fatal {
