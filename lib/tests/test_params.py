@@ -208,10 +208,12 @@ def test_a_file_that_extends_another_says_only_what_differs():
 
 def test_scale_systems_merge_by_label_and_say_which_run():
     paper, default = load_params("linkbench_cached", "paper"), load_params("linkbench_cached", "default")
-    assert [s["label"] for s in default["systems"]] == ["wt.op1", "rx.op1"]
+    assert [s["label"] for s in default["systems"]] == ["wt.op1", "rx.op1", "wt.op0", "wt321.op1"]
     wt_paper = next(s for s in paper["systems"] if s["label"] == "wt.op1")
     wt_default = default["systems"][0]
     assert wt_default["options"]["cache_size_mb"] == 640 and wt_default["role"] == wt_paper["role"]
+    # The load-only systems keep the paper's measure_requests: false.
+    assert [s["measure_requests"] for s in default["systems"]] == [True, True, False, False]
     assert wt_default["options"]["table_type"] == wt_paper["options"]["table_type"]
 
 
@@ -247,8 +249,8 @@ def _copy_params(tmp_path, monkeypatch, *names):
 
 def test_a_misspelt_key_under_scales_gives_its_line_real_path_and_a_suggestion(tmp_path, monkeypatch):
     _copy_params(tmp_path, monkeypatch, "linkbench_cached")
-    line = _edit_line(tmp_path / "linkbench_cached.yaml", "phases: {load: {threads: 2, interval_s: 10}",
-                      "phases: {lode: {threads: 2, interval_s: 10}")
+    line = _edit_line(tmp_path / "linkbench_cached.yaml", "      load: {threads: 2, interval_s: 10}",
+                      "      lode: {threads: 2, interval_s: 10}")
     with pytest.raises(ParamsError) as err:
         load_params("linkbench_cached", "smoke")  # the default scale's block is wrong: it is checked too
     assert str(err.value) == (
@@ -321,14 +323,18 @@ def test_mmap_stand_in_takes_the_lock_of_the_release_its_post_ran(exp):
     assert locks <= {expected}
 
 
+def _lmdb_options(raw: dict) -> dict:
+    return next(s for s in raw["systems"] if s["engine"] == "lmdb")["options"]
+
+
 def test_a_systems_own_mmap_lock_wins(scratch_params):
-    scratch_params(lambda raw: raw["systems"][-1]["options"].update(mmap_lock="none"))
+    scratch_params(lambda raw: _lmdb_options(raw).update(mmap_lock="none"))
     lmdb = [s for s in load_params("linkbench_cached", "paper")["systems"] if s["engine"] == "lmdb"]
     assert [s["options"]["mmap_lock"] for s in lmdb] == ["none"]
 
 
 def test_bad_mmap_lock_names_file_key_and_allowed_values(scratch_params):
-    path = scratch_params(lambda raw: raw["systems"][-1]["options"].update(mmap_lock="global"))
+    path = scratch_params(lambda raw: _lmdb_options(raw).update(mmap_lock="global"))
     with pytest.raises(ParamsError) as err:
         load_params("linkbench_cached", "smoke")
     message = str(err.value)

@@ -1,6 +1,6 @@
 """Every family and every engine is complete wherever it must be: a family named in families.py
-has its params model, workload, report module, notebook, an experiment and the native runner's
-loops; an engine named in engines.py has its options model, a display name, a mongod engine and
+has its params model, report module, notebook, an experiment and its workload in the native
+runner (the only implementation of its operations); an engine named in engines.py has its options model, a display name, a mongod engine and
 the native runner's build of it (README: "Adding a family or an engine")."""
 import json
 import subprocess
@@ -28,7 +28,6 @@ def test_a_family_is_complete(name, runner_builds):
     model = family.params_model
     assert issubclass(model, WorkloadParams) and model.model_fields["name"].default == name
     assert isinstance(model.PHASES, PhaseUse)
-    assert callable(family.workload_module().build)
     assert callable(family.report_module().claims_table)
     assert family.notebook.is_file()
     assert any(load_params(exp, "smoke")["workload"]["name"] == name for exp in experiments()), \

@@ -15,19 +15,19 @@ def test_a_selection_keeps_the_params_order_and_names_the_rest():
     params = load_params("linkbench_cached", "smoke")
     selection = select_systems(params, ["lmdb.op1", "wt.op1"])
     assert [s["label"] for s in params["systems"]] == ["wt.op1", "lmdb.op1"]
-    assert selection == {"ran": ["wt.op1", "lmdb.op1"], "not_run": ["rx.op1", "wtlsm.op1"]}
+    assert selection == {"ran": ["wt.op1", "lmdb.op1"], "not_run": ["rx.op1", "wtlsm.op1", "wt321.op1"]}
 
 
 def test_selecting_every_system_or_none_is_no_selection():
     params = load_params("linkbench_cached", "smoke")
     assert select_systems(params, None) is None
-    assert select_systems(params, ["rx.op1", "wt.op1", "wtlsm.op1", "lmdb.op1"]) is None
-    assert len(params["systems"]) == 4
+    assert select_systems(params, ["rx.op1", "wt.op1", "wtlsm.op1", "lmdb.op1", "wt321.op1"]) is None
+    assert len(params["systems"]) == 5
 
 
 def test_an_unknown_label_names_the_file_and_the_labels_it_has():
     with pytest.raises(ValueError, match=r"linkbench_cached.yaml: SYSTEMS=wt.op1,wt: no system labelled wt at "
-                                         r"scale smoke; allowed: wt.op1, rx.op1, wtlsm.op1, lmdb.op1"):
+                                         r"scale smoke; allowed: wt.op1, rx.op1, wtlsm.op1, lmdb.op1, wt321.op1"):
         select_systems(load_params("linkbench_cached", "smoke"), ["wt.op1", "wt"])
 
 
@@ -38,10 +38,11 @@ def test_the_command_line_refuses_it_before_anything_starts(isolated_run):
     assert not (isolated_run / "results").exists()
 
 
-def _run(base, name, status, not_run=()):
+def _run(base, name, status, not_run=(), sets=()):
     folder = base / name
     folder.mkdir(parents=True)
-    manifest = {"status": status, **({"selection": {"ran": ["wt"], "not_run": list(not_run)}} if not_run else {})}
+    manifest = {"status": status, "params": {"sets": list(sets)},
+                **({"selection": {"ran": ["wt"], "not_run": list(not_run)}} if not_run else {})}
     (folder / "manifest.json").write_text(json.dumps(manifest))
     return folder
 
@@ -50,5 +51,6 @@ def test_the_index_prefers_a_run_of_every_system(tmp_path):
     whole = _run(tmp_path, "20261101-000000-vm", "complete")
     newer_part = _run(tmp_path, "20261102-000000-vm", "complete", not_run=["rx"])
     _run(tmp_path, "20261103-000000-vm", "failed")
+    _run(tmp_path, "20261104-000000-vm", "complete", sets=["settings=today"])
     assert newest_complete(sorted(tmp_path.iterdir())) == whole
     assert newest_complete([newer_part]) == newer_part

@@ -60,7 +60,9 @@ def test_smoke_run(smoke):
     assert set(run.ops.filter(pl.col("phase") == "run")["op"]) <= {"TRANSACTION", "DUPLICATE_KEY_RETRY"}
     claims = sb.claims_table(run)
     assert set(claims["id"]) == {"sb.lsm_vs_btree", "sb.btree_vs_mmap", "sb.checkpoint", "sb.cache_scaling",
-                                 "sb.fractal_flat", "sb.write_per_op"}
+                                 "sb.fractal_flat", "sb.write_per_op", "sb.tokumxse"}
+    tokumxse = claims.filter(pl.col("id") == "sb.tokumxse").row(0, named=True)
+    assert tokumxse["verdict"] == "not evaluated" and tokumxse["reason"]
     fractal = claims.filter(pl.col("id") == "sb.fractal_flat").row(0, named=True)
     assert fractal["verdict"] == "not evaluated" and "fractal" in fractal["reason"]
     assert sb.our_matrix(run).height == 1

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal, Union
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import BeforeValidator, Field, ValidationError, field_validator, model_validator
 
 from ..engines import ENGINES, NAMES as ENGINE_NAMES, mmap_lock_for
 from ..families import FAMILIES
@@ -26,13 +26,17 @@ SCALES = ("smoke", "default", "paper")
 
 
 
+# `settings: 2015` in YAML (or --set settings=2015) reads as the number 2015: the name it means.
+SettingName = Annotated[Literal[SETTINGS], BeforeValidator(lambda v: str(v) if isinstance(v, int) else v)]
+
+
 class System(Strict):
     label: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     role: Role
     engine: Literal[ENGINE_NAMES]
     options: dict = Field(default_factory=dict)
     # `2015` or `today` (settings.py); unset: the experiment's `settings`.
-    settings: Literal[SETTINGS] | None = None
+    settings: SettingName | None = None
     # The options the params set by hand (they win over any setting), recorded in the manifest.
     explicit_options: list[str] = Field(default_factory=list)
     # False: load only, as the post's op0 setups appear only in its load table.
@@ -138,7 +142,7 @@ class Experiment(Strict):
     keep_data: bool = False
     # Every system's settings unless it names its own (settings.py): the post's server and its
     # engines' 2015 defaults, or today's.
-    settings: Literal[SETTINGS] = "2015"
+    settings: SettingName = "2015"
     # The post's own server options, per engine: part of the `2015` settings (e.g. the LinkBench
     # post's syncPeriodSecs 600 and journalCompressor none).
     post_settings: dict[Literal[ENGINE_NAMES], dict] = Field(default_factory=dict)

@@ -33,7 +33,7 @@ def newest_complete(runs: list[Path]) -> Path | None:
     as its params file says to one that ran a selection (SYSTEMS=) or keys set by hand (--set)."""
     manifests = {run: manifest_of(run) for run in sorted(runs, key=lambda p: p.name, reverse=True)}
     complete = [run for run, manifest in manifests.items() if manifest.get("status") == "complete"]
-    whole = [run for run in complete if not manifests[run].get("selection") and not manifests[run]["params"].get("sets")]
+    whole = [run for run in complete if not manifests[run].get("selection") and not manifests[run].get("params", {}).get("sets")]
     return (whole or complete or [None])[0]
 
 
