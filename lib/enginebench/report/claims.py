@@ -19,14 +19,16 @@ from .rundata import RunData
 HOLDS, FAILS, NOT_EVALUATED = "holds", "does not hold", "not evaluated"
 # Over repeated runs (report/repeats.py): some runs hold and some do not.
 INCONCLUSIVE = "inconclusive"
+# The ratio is closer to the claim's bound than its measured noise (report/noise.py).
+WITHIN_NOISE = "within noise"
 # Verdicts withheld because the run cannot carry one, whatever its ratio says (report/trust.py).
 NOT_STEADY = "not steady"
 HOST_DRIFTED = "host drifted"
 SMOKE = "smoke: pipeline check, no verdict"
 WITHHELD = (SMOKE, HOST_DRIFTED, NOT_STEADY)
-VERDICTS = (HOLDS, FAILS, NOT_EVALUATED, INCONCLUSIVE, *WITHHELD)
+VERDICTS = (HOLDS, FAILS, NOT_EVALUATED, INCONCLUSIVE, WITHIN_NOISE, *WITHHELD)
 # For the claims table: only real verdicts are coloured.
-VERDICT_CLASSES = {HOLDS: "eb-holds", FAILS: "eb-fails", NOT_EVALUATED: "eb-na", INCONCLUSIVE: "eb-na",
+VERDICT_CLASSES = {HOLDS: "eb-holds", FAILS: "eb-fails", NOT_EVALUATED: "eb-na", INCONCLUSIVE: "eb-na", WITHIN_NOISE: "eb-na",
                    **{v: "eb-na" for v in WITHHELD}}
 TABLE_COLUMNS = ("id", "claim", "published_ratio", "measured_ratio", "expect", "verdict", "size", "from", "reason")
 
@@ -204,7 +206,7 @@ def claim_line(row: dict) -> str:
         return f"- *{row['claim']}*: **{row['verdict']}** ({row['from']})."
     published = f"{row['published_ratio']:.2f}x" if row["published_ratio"] is not None else "no ratio"
     note = magnitude_note(row["published_ratio"], row["measured_ratio"]) if row["verdict"] == HOLDS else ""
-    why = f" ({row['reason']})" if row["verdict"] in WITHHELD + (INCONCLUSIVE,) and row["reason"] else ""
+    why = f" ({row['reason']})" if row["verdict"] in WITHHELD + (INCONCLUSIVE, WITHIN_NOISE) and row["reason"] else ""
     return (f"- *{row['claim']}*: published {published}, measured {row['measured_ratio']:.2f}x "
             f"({row['from']}): **{row['verdict']}**{note}{why}.")
 

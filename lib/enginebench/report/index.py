@@ -9,7 +9,7 @@ from pathlib import Path
 from ..families import FAMILIES
 from ..paths import reports_dir, results_dir
 from ..results.rundir import settle_all
-from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, SMOKE, WITHHELD, verdict_counts
+from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, SMOKE, WITHHELD, WITHIN_NOISE, verdict_counts
 from .html import STYLE
 from . import repeats
 from .rundata import load_run
@@ -34,7 +34,8 @@ def verdicts_cell(counts: dict | None) -> str:
     withheld = "".join(f", <span class='eb-na'>{counts[v]} {v}</span>" for v in WITHHELD if counts[v])
     return (f"<span class='eb-holds'>{counts[HOLDS]} hold</span>, <span class='eb-fails'>{counts[FAILS]} do not hold</span>, "
             f"<span class='eb-na'>{counts[NOT_EVALUATED]} not evaluated</span>"
-            + (f", {counts[INCONCLUSIVE]} inconclusive" if counts[INCONCLUSIVE] else "") + withheld)
+            + (f", {counts[INCONCLUSIVE]} inconclusive" if counts[INCONCLUSIVE] else "")
+            + (f", {counts[WITHIN_NOISE]} {WITHIN_NOISE}" if counts[WITHIN_NOISE] else "") + withheld)
 
 
 def _link(target: Path, text: str, out_dir: Path) -> str:

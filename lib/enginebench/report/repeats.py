@@ -12,6 +12,7 @@ import math
 
 import polars as pl
 
+from . import noise
 from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED
 from .headlines import headline_figures, unit_of
 from .rundata import RunData, load_run
@@ -98,6 +99,7 @@ def combine_claims(tables: list[pl.DataFrame]) -> pl.DataFrame:
             row["reason"] = f"in {verdicts.count(withheld)} of {n} runs: {source['reason']}"
         elif len(set(evaluated)) == 1 and len(evaluated) == n:
             row["verdict"] = evaluated[0]
+            row = noise.over_runs(row, ratios)
         elif len(set(evaluated)) == 1:
             row["verdict"] = INCONCLUSIVE
             row["reason"] = f"evaluated in {len(evaluated)} of {n} runs only ({evaluated[0]} there)"
@@ -112,8 +114,15 @@ def combine_claims(tables: list[pl.DataFrame]) -> pl.DataFrame:
 
 def claims(run: RunData, claims_table) -> pl.DataFrame:
     """claims_table(run) for a single run, with the verdicts it cannot carry withheld
-    (report/trust.py); combined over the group for a repeated one; with the size agreement."""
-    return with_size(combine_claims([withhold(r, claims_table(r)) for r in group_runs(run)]))
+    (report/trust.py) and those inside the host's noise said so (report/noise.py); combined over
+    the group for a repeated one, whose own spread is then the noise; with the size agreement."""
+    runs = group_runs(run)
+    tables = [withhold(r, claims_table(r)) for r in runs]
+    if len(tables) == 1:
+        table = tables[0]
+        rows = [noise.single_run(runs[0], row) for row in table.iter_rows(named=True)]
+        return with_size(pl.DataFrame(rows, schema=table.schema))
+    return with_size(combine_claims(tables))
 
 
 def section(run: RunData) -> str:
