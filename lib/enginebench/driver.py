@@ -148,13 +148,28 @@ def run(exp: str, scale: str = "default", target: str = "auto", repeat: dict | N
         folder.manifest["error"] = f"{type(exc).__name__}: {exc}"
         raise
     finally:
-        if status != "aborted" and any(r["status"] != "complete" for r in folder.systems.values()):
-            status = "failed"
-        scratch.remove(keep=bool(params.get("keep_data")))
-        folder.finish(status)
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        # A second SIGINT or SIGTERM while the run winds down (its data removed, its manifest
+        # written) is held: raised here, it would leave the folder marked running.
+        held = _hold_signals(stop_flag)
+        try:
+            if status != "aborted" and any(r["status"] != "complete" for r in folder.systems.values()):
+                status = "failed"
+            scratch.remove(keep=bool(params.get("keep_data")))
+            folder.finish(status)
+        finally:
+            for signum, handler in held.items():
+                signal.signal(signum, handler)
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)
     return folder.path
+
+
+def _hold_signals(stop_flag: threading.Event) -> dict:
+    """Replace SIGINT's and SIGTERM's handlers by one that only sets stop_flag; the previous
+    handlers, to restore (none off the main thread, where signals cannot be handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+    return {signum: signal.signal(signum, lambda *_: stop_flag.set()) for signum in (signal.SIGINT, signal.SIGTERM)}
 
 
 @dataclass

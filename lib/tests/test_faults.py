@@ -33,13 +33,25 @@ def _top_of_report(run_dir: Path) -> str:
     return html.unescape(text[text.index("<div"):].split("<br>")[0])
 
 
+# Children of pytest alive before a test started: the session's stand-in servers (conftest's
+# standin_uri and ferretdb_uri live as long as the session), not the test's to clean up.
+_STANDING: set[int] = set()
+
+
+@pytest.fixture(autouse=True)
+def _children_before_the_test():
+    _STANDING.clear()
+    _STANDING.update(p.pid for p in psutil.Process().children(recursive=True))
+    yield
+
+
 def _runners_left() -> list:
-    """Runners still alive below this test process. multiprocessing's resource tracker, which
-    lives as long as pytest does once a test starts it, is not one."""
+    """Runners still alive below this test process that the test started. multiprocessing's
+    resource tracker, which lives as long as pytest does once a test starts it, is not one."""
     def ours(p) -> bool:
         try:
             cmdline = " ".join(p.cmdline())
-            return (p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+            return (p.is_running() and p.status() != psutil.STATUS_ZOMBIE and p.pid not in _STANDING
                     and "resource_tracker" not in cmdline)
         except psutil.NoSuchProcess:
             return False

@@ -34,7 +34,7 @@ def test_smoke_run_on_every_engine(smoke):
         assert s["status"] == "complete" and s["load_verified"]["ok"], s
         assert set(s["load_verified"]["found"].values()) == {total}
     table = ib.our_table(smoke)
-    assert table.height == 4 and (table["irate"] > 0).all() and (table["qrate"] > 0).all()
+    assert table.height == len(smoke.systems) == 5 and (table["irate"] > 0).all() and (table["qrate"] > 0).all()
     queries = smoke.ops.filter(pl.col("op").str.starts_with("QUERY"))
     counts = queries.group_by("system", "op").agg(pl.col("count").sum())
     per_system = counts.group_by("system").agg(pl.col("count").max() - pl.col("count").min())
@@ -60,7 +60,10 @@ def test_smoke_nslow_is_the_clients_count_of_slow_insert_calls(smoke):
 def test_smoke_claims_and_findings(smoke):
     claims = ib.claims_table(smoke)
     assert set(claims["id"]) == {"ib.insert.lsm_vs_btree", "ib.query.btree_vs_lsm", "ib.size.btree_vs_lsm",
-                                 "ib.slow.btree_vs_lsm"}
+                                 "ib.slow.btree_vs_lsm", "ib.release.insert", "ib.release.query"}
+    # The release claims compare WiredTiger 11.3.1 (wt) with 3.2.1 (wt321), and say so.
+    release = claims.filter(pl.col("id") == "ib.release.insert").row(0, named=True)
+    assert release["verdict"] != NOT_EVALUATED and "3.2.1" in release["from"], release
     evaluated = claims.filter(pl.col("verdict") != NOT_EVALUATED)
     assert evaluated.height >= 3
     series = ib.rate_series(smoke)

@@ -95,7 +95,7 @@ def test_report_pieces(smoke_run):
     latency = lb.response_times(run)
     assert {"p50_ms", "p99_ms", "p999_ms", "max_ms"} <= set(latency.columns)
     claims = lb.claims_table(run)
-    assert claims.height == 8  # the claims of claims.csv that name linkbench_cached
+    assert claims.height == 11  # the claims of claims.csv that name linkbench_cached (3 of them releases)
     assert set(claims["verdict"]) <= {HOLDS, FAILS, NOT_EVALUATED, NOT_STEADY}
     # Two query intervals are fewer than the steady rule asks for: no query-phase verdict.
     assert set(claims.filter(pl.col("metric").str.starts_with("run.") & pl.col("measured_ratio").is_not_null())["verdict"]) == {NOT_STEADY}
