@@ -13,6 +13,7 @@ from . import over_time, palette, unfinished
 from .charts import time_unit
 from .claims import Measured, evaluate, load_claims
 from .rundata import RunData, phase_summary
+from .steady import STEADY_MIN_INTERVALS, STEADY_SPREAD, steadiness
 
 
 def post_matrix() -> pl.DataFrame:
@@ -188,6 +189,15 @@ def claims_table(run: RunData) -> pl.DataFrame:
 
 
 # -- findings -------------------------------------------------------------------------------
+def _steady_state(run: RunData, done: list[dict]) -> str:
+    """When each system's measured phase became steady by the collection's rule, beside the
+    post's own window (the second half), so a reader can tell a warm-up the half still holds."""
+    each = "; ".join(f"{s['label']} {steadiness(run, s['label'], 'run').describe()}" for s in done)
+    return (f"**Steady state.** The figures average the second half of each run, as the post averaged the 2nd "
+            f"of its 2 hours. By the steady rule of the LinkBench experiments (the last {STEADY_MIN_INTERVALS} or more "
+            f"intervals within ±{STEADY_SPREAD:.0%} of their mean): {each}.")
+
+
 def findings(run: RunData, claims: pl.DataFrame) -> str:
     """What the numbers say: throughput against memory per engine configuration, the deepest
     10-second dip against the run's mean (where checkpoints show), and IO per transaction."""
@@ -209,6 +219,7 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
             text += f" ({change:+.0%} from the smallest to the largest memory)"
         parts.append(f"{kind}: {text}")
     lines.append("**Throughput against memory** (transactions/s, second half of each run). " + "; ".join(parts) + ".")
+    lines.append(_steady_state(run, done))
     dips = []
     for s in done:
         rows = _run_rows(run, s["label"])
