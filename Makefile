@@ -35,7 +35,7 @@ STANDIN_INPUTS := tools/build_standin.sh tools/standin/pom.xml $(shell find tool
 # The second stand-in, FerretDB (Go, on SQLite), built from the Go module proxy by `make test` too.
 FERRETDB_BIN := .build/ferretdb/ferretdb
 
-.PHONY: setup native setup-legacy standin ferretdb experiment test test-uri reports compare bench clean notebooks help
+.PHONY: all setup native setup-legacy standin ferretdb experiment test test-uri reports compare explain bench clean notebooks help
 
 # Each experiment's question and timed phases come from its params (lib/enginebench/helptext.py);
 # before `make setup` only the names can be listed.
@@ -98,6 +98,17 @@ reports: $(STAMP)
 compare: $(STAMP)
 	@if [ -z "$(A)" ] || [ -z "$(B)" ]; then echo "make compare: A=<run> B=<run> are required (a results folder, <exp>/<run id> or a run id)" >&2; exit 2; fi
 	@$(PY) -m enginebench compare "$(A)" "$(B)"
+
+# The whole collection: every experiment in turn at SCALE, skipping those already run from this
+# code and params (FORCE=1 re-runs them), then reports/index.html with every claim.
+FORCE ?=
+all: native
+	$(PY) -m enginebench all --scale "$(SCALE)" --target "$(TARGET)" $(if $(FORCE),--force)
+
+# Why a claim's verdict differs from the post: its systems once per named factor (lib/enginebench/explain.py).
+explain: native
+	@if [ -z "$(EXP)" ] || [ -z "$(CLAIM)" ]; then echo "make explain: EXP=<experiment> CLAIM=<claim id> are required" >&2; exit 2; fi
+	$(PY) -m enginebench explain "$(EXP)" "$(CLAIM)" --scale "$(SCALE)" --repeat "$(REPEAT)"
 
 bench: native
 	$(PY) -m enginebench bench

@@ -48,6 +48,16 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("a")
     c.add_argument("b")
     sub.add_parser("bench", help="measure the harness itself (client CPU, sampler cost, start-up)")
+    a = sub.add_parser("all", help="every experiment in turn, skipping those already run from this code, then the collection page")
+    a.add_argument("--scale", default="smoke", choices=SCALES)
+    a.add_argument("--target", default="auto")
+    a.add_argument("--force", action="store_true", help="re-run experiments that already have a run of this code")
+    x = sub.add_parser("explain", help="run a claim's systems once per named factor and say which move its ratio")
+    x.add_argument("exp")
+    x.add_argument("claim")
+    x.add_argument("--scale", default="default", choices=SCALES)
+    x.add_argument("--target", default="embedded")
+    x.add_argument("--repeat", type=int, default=1, help="runs per variant; their spread is the ratio's noise")
     return top
 
 
@@ -104,6 +114,16 @@ def _compare(args) -> None:
     print(f"comparison: {write_comparison(args.a, args.b)}")
 
 
+def _all(args) -> None:
+    from .collection import run_all
+    run_all(args.scale, args.target, args.force)
+
+
+def _explain(args) -> None:
+    from .explain import explain
+    print(f"explain: {explain(args.exp, args.claim, args.scale, args.target, args.repeat)}")
+
+
 def _bench(_args) -> None:
     from .bench import main as bench
     bench()
@@ -121,6 +141,8 @@ COMMANDS = {
     "reports": _reports,
     "compare": _compare,
     "bench": _bench,
+    "explain": _explain,
+    "all": _all,
     "help": _help,
     "experiments": lambda _args: print("\n".join(experiments())),
 }

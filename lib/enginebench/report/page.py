@@ -39,18 +39,29 @@ def claims(run: RunData, claims_table: Callable) -> pl.DataFrame:
     return repeats.claims(run, claims_table)
 
 
-def show_claims(table: pl.DataFrame, title: str = "Claims", columns=TABLE_COLUMNS) -> None:
+def show_claims(table: pl.DataFrame, title: str = "Claims", columns=TABLE_COLUMNS, run: RunData | None = None) -> None:
     """The claims table; its rows also go out as JSON (CLAIMS_MIME), which the page ignores and
-    summary.json takes its verdicts from."""
+    summary.json takes its verdicts from. With the run: how to explain each verdict that differs
+    from the post (`make explain`), linked to its page where one was made."""
     present = [c for c in columns if c in table.columns]
     display({"text/html": html.table(table.select(present), title, classes=VERDICT_CLASSES),
              CLAIMS_MIME: {"claims": json_safe(table.to_dicts())}}, raw=True)
+    if run is not None:
+        from ..explain import explain_note
+        note = explain_note(run.manifest["experiment"], table)
+        if note:
+            display(HTML(note))
 
 
 def show_context(run: RunData) -> None:
     """The post's scale beside this run's, and the post's ratio between its engines beside ours."""
     from . import context
+    from .trust import one_server_reason
     display(HTML(html.table(context.scale_mapping(run), "The post's scale and ours")))
+    one_server = one_server_reason(run)
+    if one_server:  # TARGET=uri: its systems' ratios would compare the server with itself
+        display(HTML(f"<p>The post's ratio between its engines is not set beside ours: {escape(one_server)}.</p>"))
+        return
     display(HTML(html.table(context.normalised_view(run), "The post's ratio between its engines beside ours "
                             "(b-tree / LSM; TokuMX: MMAPv1 / fractal tree)")))
 

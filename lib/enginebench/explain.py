@@ -1,0 +1,255 @@
+"""`make explain EXP=<exp> CLAIM=<id>`: why a claim's verdict differs from the post.
+
+The claim's systems run once as the experiment's params have them (the base) and once per
+factor, each variant differing from the base in exactly one named factor, set the way a user
+sets it by hand (`--set`, params/overrides.py). The page gives the claim's ratio under each run
+with its verdict (noise included: report/noise.py, and the spread of `REPEAT=n` runs of each),
+and names the factors that move the ratio across the claim's bound or back within the published
+size; otherwise it says the ratio is unexplained by these factors.
+
+The factors are one catalogue (FACTORS), each a param of its own:
+
+- settings: the named settings `2015` / `today` (settings.py), every system at once;
+- release: WiredTiger 11.3.1 / 3.2.1 (`options.version`), on the WiredTiger systems;
+- insert grouping: 1 document per storage transaction (MongoDB 3.0/3.2) / 64 (3.4+);
+- checkpoint interval: 60 s / 600 s (WiredTiger's `checkpoint_s`, mongod's syncdelay);
+- journal compressor: none / snappy (WiredTiger);
+- cache size: twice the base's engine cache;
+- threads: twice the base's client threads of the phase the claim reads.
+
+The access path is not among them: the store reaches the engines as mongod's planner did, and
+has no setting that changes it.
+"""
+from __future__ import annotations
+
+import html as html_lib
+import math
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import polars as pl
+
+from .families import family
+from .params import load_params
+from .paths import reports_dir
+from .report import repeats
+from .report.claims import FAILS, HOLDS, load_claims, size_agrees
+from .report.html import STYLE, table
+from .report.rundata import load_run
+
+
+@dataclass(frozen=True)
+class Factor:
+    """One named factor: `sets(params, labels)` gives the `--set`s of its variant for the
+    claim's systems, or None when it does not apply to them; `what` says what it changes."""
+    name: str
+    what: str
+    sets: Callable[[dict, list[dict]], list[str] | None]
+
+
+def _flip_settings(params: dict, systems: list[dict]) -> list[str]:
+    current = {s.get("settings") or params.get("settings") for s in systems}
+    target = "today" if current == {"2015"} else "2015"
+    return [f"settings={target}"] + [f"systems[{s['label']}].settings={target}" for s in systems if s.get("settings")]
+
+
+def _wiredtiger(systems: list[dict]) -> list[dict]:
+    return [s for s in systems if s["engine"] == "wiredtiger"]
+
+
+def _per_system(systems: list[dict], option: str, value_of: Callable[[dict], object]) -> list[str] | None:
+    sets = [f"systems[{s['label']}].options.{option}={value_of(s)}" for s in systems]
+    return sets or None
+
+
+def _release(_params: dict, systems: list[dict]) -> list[str] | None:
+    return _per_system(_wiredtiger(systems), "version",
+                       lambda s: "3.2.1" if s["options"].get("version", "11.3.1") == "11.3.1" else "11.3.1")
+
+
+def _insert_group(_params: dict, systems: list[dict]) -> list[str] | None:
+    return _per_system(systems, "insert_group", lambda s: 64 if s["options"].get("insert_group", 1) == 1 else 1)
+
+
+def _checkpoint(_params: dict, systems: list[dict]) -> list[str] | None:
+    return _per_system(_wiredtiger(systems), "checkpoint_s",
+                       lambda s: 600 if s["options"].get("checkpoint_s", 60) == 60 else 60)
+
+
+def _journal(_params: dict, systems: list[dict]) -> list[str] | None:
+    return _per_system(_wiredtiger(systems), "journal_compressor",
+                       lambda s: "snappy" if s["options"].get("journal_compressor") == "none" else "none")
+
+
+def _cache(_params: dict, systems: list[dict]) -> list[str] | None:
+    return _per_system([s for s in systems if "cache_size_mb" in s["options"]], "cache_size_mb",
+                       lambda s: 2 * s["options"]["cache_size_mb"])
+
+
+def _threads_of(phase: str) -> Callable[[dict, list[dict]], list[str] | None]:
+    def sets(params: dict, _systems: list[dict]) -> list[str] | None:
+        threads = ((params.get("phases") or {}).get(phase) or {}).get("threads")
+        return [f"phases.{phase}.threads={2 * threads}"] if threads else None
+    return sets
+
+
+FACTORS = (
+    Factor("settings", "the named settings 2015 / today (settings.py)", _flip_settings),
+    Factor("release", "WiredTiger 11.3.1 / 3.2.1", _release),
+    Factor("insert grouping", "documents per storage transaction: 1 (MongoDB 3.0/3.2) / 64 (3.4+)", _insert_group),
+    Factor("checkpoint interval", "WiredTiger's checkpoint every 60 s / 600 s", _checkpoint),
+    Factor("journal compressor", "WiredTiger's journal compressor none / snappy", _journal),
+    Factor("cache size", "twice the engine cache", _cache),
+)
+
+
+def phase_of(claim: dict) -> str:
+    """The phase a claim's metric reads: `load.ops` the load, everything else the measured phase."""
+    return "load" if claim["metric"].startswith("load.") else "measure"
+
+
+def claim_systems(params: dict, claim: dict) -> list[dict]:
+    """The systems a claim compares: those of its roles; for a claim on the measured phase, only
+    the ones that measure it; for a claim that is not about releases or the oplog, only the
+    newest release with the oplog as the experiment runs it (the op1 systems)."""
+    roles = set(re.split(r"[|:]", f"{claim['numerator_role']}|{claim['denominator_role']}")) - {"", "newer", "older"}
+    systems = [s for s in params["systems"] if s["role"] in roles]
+    if phase_of(claim) == "measure":
+        systems = [s for s in systems if s.get("measure_requests", True)]
+    if ":" not in claim["numerator_role"] + claim["denominator_role"]:
+        systems = [s for s in systems if s["options"].get("version", "11.3.1") == "11.3.1"]
+    if "oplog" not in claim["metric"]:
+        with_oplog = [s for s in systems if s["options"].get("oplog")]
+        systems = with_oplog or systems
+    return systems
+
+
+@dataclass
+class Variant:
+    factor: str
+    what: str
+    sets: list[str]
+
+
+def plan(exp: str, claim_id: str, scale: str) -> tuple[dict, list[dict], list[Variant]]:
+    """The claim, its systems and the variants to run (the base first), decided before anything
+    runs: an unknown claim is an error naming the experiment's claims."""
+    claims = load_claims(exp)
+    rows = claims.filter(pl.col("id") == claim_id)
+    if rows.is_empty():
+        raise ValueError(f"CLAIM={claim_id}: not a claim of {exp} (data/reference/claims.csv); allowed: "
+                         + ", ".join(claims["id"].to_list()))
+    claim = rows.row(0, named=True)
+    params = load_params(exp, scale)
+    systems = claim_systems(params, claim)
+    if not systems:
+        raise ValueError(f"CLAIM={claim_id}: none of {exp}'s systems at scale {scale} has the roles "
+                         f"{claim['numerator_role']} / {claim['denominator_role']}")
+    variants = [Variant("base", "the experiment's params as they are", [])]
+    threads = Factor("threads", f"twice the client threads of the {phase_of(claim)} phase", _threads_of(phase_of(claim)))
+    compares_releases = ":" in claim["numerator_role"] + claim["denominator_role"]
+    for factor in (*FACTORS, threads):
+        if factor.name == "release" and compares_releases:
+            continue  # the release is what the claim compares: swapping it changes nothing
+        sets = factor.sets(params, systems)
+        if sets:
+            variants.append(Variant(factor.name, factor.what, sets))
+    return claim, systems, variants
+
+
+def _measure(run_path: Path, claim_id: str) -> dict:
+    run = load_run(run_path)
+    name = run.manifest["params"]["workload"]["name"]
+    row = repeats.claims(run, family(name).report_module().claims_table).filter(pl.col("id") == claim_id)
+    return row.row(0, named=True) if row.height else {}
+
+
+def conclusion(claim: dict, rows: list[dict]) -> str:
+    """The factors that move the ratio across the bound or back within the published size."""
+    base = rows[0]
+    published = float(claim["reference_ratio"]) if claim["reference_ratio"] else None
+    moved = []
+    for row in rows[1:]:
+        if row["verdict"] in (HOLDS, FAILS) and base["verdict"] in (HOLDS, FAILS) and row["verdict"] != base["verdict"]:
+            moved.append(f"{row['factor']} (the verdict turns from {base['verdict']} to {row['verdict']})")
+        elif (row["verdict"] == HOLDS and published and size_agrees(published, row["ratio"])
+              and not size_agrees(published, base["ratio"])):
+            moved.append(f"{row['factor']} (the ratio comes within the published size)")
+    if moved:
+        return "Factors that move the ratio: " + "; ".join(moved) + "."
+    return "Unexplained by these factors: no single one moves the ratio across the claim's bound or within the published size."
+
+
+def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embedded", repeat: int = 1,
+            runner: Callable | None = None) -> Path:
+    """Run the base and every variant of the claim's systems; write the page; its path."""
+    from .experiment import run_repeated
+    claim, systems, variants = plan(exp, claim_id, scale)
+    labels = [s["label"] for s in systems]
+    run = runner or (lambda sets: run_repeated(exp, scale, target, repeat, labels, sets))
+    rows = []
+    for variant in variants:
+        print(f"[explain {claim_id}] {variant.factor}: {' '.join(variant.sets) or '(base)'}", flush=True)
+        try:
+            path = run(variant.sets)
+        except ValueError as exc:  # refused before it started (e.g. a doubled cache over a memory limit)
+            rows.append({"factor": variant.factor, "what": variant.what, "set": " ".join(variant.sets), "ratio": None,
+                         "verdict": "not run", "from": "", "reason": str(exc), "run": ""})
+            continue
+        measured = _measure(path, claim_id)
+        rows.append({"factor": variant.factor, "what": variant.what, "set": " ".join(variant.sets),
+                     "ratio": measured.get("measured_ratio"), "verdict": measured.get("verdict", "not measured"),
+                     "from": measured.get("from", ""), "reason": measured.get("reason", ""), "run": str(path)})
+    return write_page(exp, claim, labels, rows, scale, repeat)
+
+
+def write_page(exp: str, claim: dict, labels: list[str], rows: list[dict], scale: str, repeat: int) -> Path:
+    out_dir = reports_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    out = page_path(exp, claim["id"])
+    lead = (f"<h1>Why {html_lib.escape(claim['id'])} reads as it does</h1>"
+            f"<p><em>{html_lib.escape(claim['claim'])}</em> (published {claim['reference_ratio'] or 'no'} ratio, "
+            f"expected {html_lib.escape(claim['expect'])}). Systems {', '.join(labels)} of {exp} at the {scale} scale, "
+            f"{repeat} run(s) per variant; each variant differs from the base in one factor, set as shown. "
+            "The verdict includes the noise rule (within noise: the ratio is closer to the bound than the "
+            "runs' spread, or for a single run the host's speed change, allows).</p>"
+            f"<p><strong>{html_lib.escape(conclusion(claim, rows))}</strong></p>")
+    shown = pl.DataFrame([{k: (round(v, 3) if isinstance(v, float) and math.isfinite(v) else v)
+                           for k, v in r.items()} for r in rows])
+    body = lead + table(shown, f"{claim['id']} under each variant")
+    out.write_text(f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>explain {html_lib.escape(claim['id'])}"
+                   f"</title>{STYLE}</head><body style='font-family: system-ui, sans-serif; margin: 24px'>{body}"
+                   "</body></html>")
+    return out
+
+
+def differs(row: dict) -> bool:
+    """A verdict that differs from the post: it does not hold, or holds with a size outside
+    SIZE_FACTOR of the published one."""
+    if row["verdict"] == FAILS:
+        return True
+    published = row.get("published_ratio")
+    return row["verdict"] == HOLDS and bool(published) and size_agrees(published, row["measured_ratio"]) is False
+
+
+def page_path(exp: str, claim_id: str) -> Path:
+    return reports_dir() / f"explain-{exp}-{claim_id}.html"
+
+
+def explain_note(exp: str, claims: pl.DataFrame) -> str:
+    """For the report, under its claims: each verdict that differs from the post, with the command
+    that explains it, linked to its page where one was made."""
+    items = []
+    for row in claims.iter_rows(named=True):
+        if not differs(row):
+            continue
+        page = page_path(exp, row["id"])
+        link = f" (<a href='{html_lib.escape(page.as_uri())}'>its page</a>)" if page.exists() else ""
+        items.append(f"<li><code>make explain EXP={exp} CLAIM={html_lib.escape(row['id'])}</code>{link}</li>")
+    if not items:
+        return ""
+    return ("<p>Verdicts that differ from the post; each command runs the claim's systems once per named factor "
+            "(settings, release, insert grouping, checkpoint, journal compressor, cache, threads) and writes a "
+            "page naming the factors that move the ratio:</p><ul>" + "".join(items) + "</ul>")

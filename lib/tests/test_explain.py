@@ -1,0 +1,63 @@
+"""`make explain`: the claim's systems once per named factor, each variant one --set away from
+the base, and a page that names the factors that move the ratio (explain.py)."""
+import polars as pl
+import pytest
+
+from enginebench import explain
+from enginebench.params import load_params
+
+
+def test_each_variant_differs_from_the_base_in_one_named_factor():
+    claim, systems, variants = explain.plan("linkbench_cached", "lb.query.cached.btree_vs_lsm", "default")
+    assert [s["label"] for s in systems] == ["wt.op1", "rx.op1"]  # the query phase's systems, with the oplog
+    by_factor = {v.factor: v.sets for v in variants}
+    assert list(by_factor) == ["base", "settings", "release", "insert grouping", "checkpoint interval",
+                               "journal compressor", "cache size", "threads"]
+    assert by_factor["base"] == []
+    # The post's own settings (syncPeriodSecs 600, journalCompressor none) are the base's.
+    assert by_factor["checkpoint interval"] == ["systems[wt.op1].options.checkpoint_s=60"]
+    assert by_factor["journal compressor"] == ["systems[wt.op1].options.journal_compressor=snappy"]
+    assert by_factor["release"] == ["systems[wt.op1].options.version=3.2.1"]
+    assert by_factor["threads"] == [f"phases.measure.threads={2 * load_params('linkbench_cached', 'default')['phases']['measure']['threads']}"]
+    # Every variant's sets are valid params: loading them raises nothing.
+    for sets in by_factor.values():
+        load_params("linkbench_cached", "default", sets)
+
+
+def test_a_release_claim_is_not_explained_by_swapping_its_releases():
+    _, systems, variants = explain.plan("linkbench_cached", "lb.release.load", "default")
+    assert {s["label"] for s in systems} == {"wt.op1", "wt321.op1"}
+    assert "release" not in [v.factor for v in variants]
+    assert "phases.load.threads=4" in next(v.sets for v in variants if v.factor == "threads")
+
+
+def test_an_unknown_claim_names_the_experiments_claims():
+    with pytest.raises(ValueError, match=r"CLAIM=lb.nope: not a claim of linkbench_cached .*allowed: lb.load.btree_vs_lsm"):
+        explain.plan("linkbench_cached", "lb.nope", "default")
+
+
+def test_the_conclusion_names_a_factor_that_turns_the_verdict():
+    claim = {"reference_ratio": "1.24", "expect": "greater than 1"}
+    rows = [{"factor": "base", "verdict": "does not hold", "ratio": 0.84},
+            {"factor": "settings", "verdict": "holds", "ratio": 1.2},
+            {"factor": "threads", "verdict": "does not hold", "ratio": 0.86}]
+    assert explain.conclusion(claim, rows) == ("Factors that move the ratio: settings (the verdict turns from "
+                                               "does not hold to holds).")
+    assert explain.conclusion(claim, rows[::2]).startswith("Unexplained by these factors")
+
+
+def test_a_smoke_explain_runs_the_variants_and_writes_its_page(isolated_run, monkeypatch, tmp_path):
+    monkeypatch.setenv("ENGINEBENCH_REPORTS", str(tmp_path / "reports"))
+    # Two factors keep it short: the base and the journal compressor run at the smoke scale.
+    monkeypatch.setattr(explain, "FACTORS", tuple(f for f in explain.FACTORS if f.name == "journal compressor"))
+    monkeypatch.setattr(explain, "_threads_of", lambda phase: lambda params, systems: None)
+    page = explain.explain("linkbench_cached", "lb.load.btree_vs_lsm", scale="smoke")
+    text = page.read_text()
+    assert page.name == "explain-linkbench_cached-lb.load.btree_vs_lsm.html"
+    assert "journal compressor" in text and "systems[wt.op1].options.journal_compressor=snappy" in text
+    assert ("Factors that move the ratio" in text) or ("Unexplained by these factors" in text)
+    runs = sorted((isolated_run / "results" / "linkbench_cached").iterdir())
+    assert len(runs) == 2  # the base and one variant, each its own results folder
+    notes = explain.explain_note("linkbench_cached", pl.DataFrame([
+        {"id": "lb.load.btree_vs_lsm", "verdict": "does not hold", "published_ratio": 2.0, "measured_ratio": 0.9}]))
+    assert "make explain EXP=linkbench_cached CLAIM=lb.load.btree_vs_lsm" in notes and "its page" in notes
