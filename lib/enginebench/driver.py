@@ -217,6 +217,8 @@ def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None
         from .mongod.systems import prepare_systems
         systems, notes = prepare_systems(params)
         resolved["banner"] = resolved["banner"] + notes
+    if resolved["kind"] == "uri":
+        resolved["banner"] = resolved["banner"] + _without_limits(params)
     # Raises, starting nothing, when a required limit is impossible (for the run or any system).
     plan = plan_resources(params)
     system_plans = {s["label"]: plan_resources(params, s) for s in params["systems"]}
@@ -251,6 +253,25 @@ def _run_in_order(folder: RunFolder, prepared: Prepared, stop_flag: threading.Ev
             print(f"enginebench: {folder.manifest['stopped']}", file=sys.stderr, flush=True)
             break
     return "complete"
+
+
+def _without_limits(params: dict) -> list[str]:
+    """TARGET=uri: the server behind the URI is not this machine's to limit; applied here, the
+    params' memory and storage limits would have limited the runner, its client. They are
+    dropped from the run's params, and the banner says which were."""
+    memory = params["resources"]["memory"].get("limit_mb")
+    storage = params["resources"]["storage"].get("profile")
+    per_system = sorted({s["memory_limit_mb"] for s in params["systems"] if s.get("memory_limit_mb")})
+    params["resources"] = {"memory": {"limit_mb": None, "enforce": "best_effort"},
+                           "storage": {"profile": "none", "scale": 1.0, "during_load": True}}
+    for system in params["systems"]:
+        system["memory_limit_mb"], system["memory_own_mb"] = None, 0
+    dropped = ([f"memory {memory} MB"] if memory else []) + ([f"storage profile {storage}"] if storage not in (None, "none") else [])
+    dropped += [f"per-system memory {', '.join(str(m) for m in per_system)} MB"] if per_system else []
+    if not dropped:
+        return []
+    return [f"TARGET=uri: the params' limits ({'; '.join(dropped)}) were not applied: the server behind the URI is "
+            "not this machine's to limit, and applied here they would have limited its client."]
 
 
 def _clear_dead_runs() -> None:
