@@ -6,6 +6,7 @@ unknown names), and the executed notebook is converted to a static HTML page.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -119,6 +120,12 @@ def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_d
         resolved = Path(run_dir).resolve()
         if not (resolved / "manifest.json").is_file():
             raise ValueError(f"RUN={run_dir}: not a results folder (no manifest.json in {resolved})")
+        ran = json.loads((resolved / "manifest.json").read_text()).get("experiment")
+        if ran != exp:
+            # Another family's notebook over this run would judge none of its claims, and its
+            # report and summary would be written over the run's own.
+            raise ValueError(f"RUN={run_dir}: a run of {ran}, not of EXP={exp}; run make experiment EXP={ran} "
+                             f"RUN={run_dir}")
         run_dir = str(resolved)
     elif repeat > 1:
         run_dir = str(run_repeated(exp, scale, target, repeat, systems, sets))

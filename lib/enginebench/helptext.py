@@ -19,7 +19,9 @@ make experiment EXP=<name> [SCALE={'|'.join(SCALES)}] [TARGET=auto|embedded|mong
     SCALE defaults to {DEFAULT_SCALE}; smoke takes seconds, default minutes on 2 cores, paper the post's own sizes.
     SYSTEMS=wt.op1,rx.op1 runs only those systems; the report names the ones that did not run.
     RUN=data/results/<exp>/<run> re-renders that run's report and runs nothing.
-make reports                  reports/index.html: the latest complete run of each experiment and scale
+make all [SCALE=...] [FORCE=1] every experiment in turn (skipping those run from this code and params), then the collection page
+make explain EXP=<name> CLAIM=<id>  the claim's systems once per named factor: which move its ratio
+make reports                  reports/index.html: every claim's verdict, and every run of each experiment and scale
 make compare A=<run> B=<run>  what changed between two runs: headline ratios against noise, host speed, verdicts
 make test | test-uri | bench | setup | setup-legacy | standin | notebooks | clean
 Environment:
@@ -72,4 +74,19 @@ def help_text() -> str:
         lines.append(f"  {exp}  [{scale_times(by_scale)}]")
         lines += textwrap.wrap(" ".join(by_scale[DEFAULT_SCALE]["question"].split()), width=100,
                                initial_indent="      ", subsequent_indent="      ")
+    lines.append(collection_times())
     return "\n".join(lines)
+
+
+def collection_times() -> str:
+    """`make all`'s expected time per scale: the newest complete run of every experiment on this
+    host, end to end (loads included), summed; an experiment never run here is counted apart."""
+    from .collection import past_seconds
+    parts = []
+    for scale in SCALES:
+        known = [past_seconds(exp, scale) for exp in experiments()]
+        measured = [s for s in known if s is not None]
+        missing = len(known) - len(measured)
+        text = duration(sum(measured)) if measured else "not run here yet"
+        parts.append(f"{scale} {text}" + (f" (+{missing} never run here)" if measured and missing else ""))
+    return "make all, from this host's newest complete runs: " + ", ".join(parts)

@@ -54,7 +54,7 @@ def test_index_shows_the_latest_complete_run_per_scale_with_status(results):
                          capture_output=True, text=True, timeout=300)
     index = Path(out.stdout.split("index: ")[1].strip())
     rows = {re.search(r"<td class='text'>(smoke|default)</td>", row).group(1): row
-            for row in index.read_text().split("<tr>")[2:]}
+            for row in index.read_text().split("id='runs'")[1].split("<tr>")[2:]}
     smoke, default = rows["smoke"], rows["default"]
     # The newer failed run does not stand in for the complete one; it is linked with its status.
     # (a smoke run's claims carry no verdict: the pipeline check says so instead)
@@ -80,6 +80,39 @@ def test_each_run_keeps_its_own_report_and_a_failed_one_never_replaces_the_lates
     assert report.page == results["newer_failed"] / "report.html" and report.page.stat().st_size > 10_000
     assert latest.read_text() == "<p>the complete run's report</p>"
     assert (complete / "report.html").read_text() == "<p>the complete run's report</p>"
+
+
+def test_the_collection_page_agrees_with_each_runs_summary(results, monkeypatch):
+    """reports/claims.json and claims.csv hold, per claim, the verdict the run's own report showed
+    (summary.json), and the page lists every claim of claims.csv."""
+    from enginebench.experiment import run_experiment
+    from enginebench.report.collection import write_collection
+    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(results["base"] / "results"))
+    monkeypatch.setenv("ENGINEBENCH_REPORTS", str(results["base"] / "reports"))
+    complete = results["complete"]
+    run_experiment(EXP, "smoke", run_dir=str(complete))
+    shown = {c["id"]: c for c in json.loads((complete / "summary.json").read_text())["claims"]}
+    page = write_collection()
+    rows = json.loads((page.parent / "claims.json").read_text())
+    mine = {r["claim_id"]: r for r in rows if r["run_id"] == complete.name}
+    assert mine.keys() == shown.keys() and shown
+    for claim_id, row in mine.items():
+        assert (row["verdict"], row["measured_ratio"]) == (shown[claim_id]["verdict"], shown[claim_id]["measured_ratio"])
+    table = pl.read_csv(page.parent / "claims.csv")
+    assert table.height == len(rows) and set(table["claim_id"]) == set(pl.read_csv(
+        Path(__file__).resolve().parents[2] / "data" / "reference" / "claims.csv")["id"])
+    text = page.read_text()
+    assert "Every claim" in text and "iibench:" in text and "data-filter='verdict'" in text
+    assert all(claim_id in text for claim_id in shown)
+
+
+def test_a_run_of_another_experiment_is_refused_and_left_as_it_was(results):
+    from enginebench.experiment import run_experiment
+    complete = results["complete"]
+    before = {p.name: p.stat().st_mtime_ns for p in complete.iterdir()}
+    with pytest.raises(ValueError, match=rf"RUN={re.escape(str(complete))}: a run of {EXP}, not of EXP=linkbench_cached"):
+        run_experiment("linkbench_cached", "smoke", run_dir=str(complete))
+    assert {p.name: p.stat().st_mtime_ns for p in complete.iterdir()} == before
 
 
 @pytest.mark.parametrize("args", [["nope", "nope2"], ["iibench_500m/nope", "x"]])

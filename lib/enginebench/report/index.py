@@ -111,10 +111,14 @@ def write_index(out: Path | None = None) -> Path:
                                                          "scale", "systems", "status", "claims", "report",
                                                          "other runs at this scale"))
     body = "".join(rows) or "<tr><td class='text' colspan='10'>No runs yet: make experiment EXP=...</td></tr>"
+    from .collection import collection_section
+    claims = collection_section(out_dir)
     page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>enginebench: results</title>{STYLE}</head>"
             "<body style='font-family: system-ui, sans-serif; margin: 24px'>"
-            "<h1>enginebench results</h1><p>The latest complete run of every experiment at each scale, with its "
-            "claim verdicts; every other run is kept and linked with its status.</p>"
+            "<h1>enginebench: the collection</h1><p>Every claim of the five posts with the verdict of the newest "
+            "complete run of its experiment on each target (<code>make all</code> runs them all), then every "
+            f"run.</p>{claims}<h2 id='runs'>Every run</h2><p>The latest complete run of every experiment at each "
+            "scale, with its claim verdicts; every other run is kept and linked with its status.</p>"
             f"<table class='eb-table'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table></body></html>")
     out.write_text(page)
     return out

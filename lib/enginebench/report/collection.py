@@ -1,0 +1,208 @@
+"""The collection page: every claim of data/reference/claims.csv, one row per claim and target,
+grouped by study, with the post's figure beside ours, the verdict with its size and what it rests
+on (scale, steadiness and host drift as the verdict says them, runs, target), linked to the run's
+report. Its data ships beside it (reports/claims.json and reports/claims.csv: one row per claim
+and run, every scale and target), read from each run's summary.json, the verdicts its own report
+showed, so the page and the reports never disagree. It reads offline: the filters are a few lines
+of inline script over the table.
+
+A row comes from the newest complete run of the claim's experiment on one kind of target, at the
+largest scale that has one; runs on different targets (the embedded engines, a mongod, a server
+behind a URI) are never mixed in one row.
+"""
+from __future__ import annotations
+
+import csv
+import html
+import json
+import os
+import re
+from pathlib import Path
+
+import polars as pl
+
+from ..paths import reference_dir, reports_dir, results_dir
+from .claims import FAILS, HOLDS, VERDICT_CLASSES
+from .runs import newest_complete, runs_by_experiment
+
+# The five posts (data/reference/README.md names each source).
+STUDIES = {
+    "000": ("LinkBench", "MongoDB 3.2 vs Linkbench, 2015-11-04",
+            "http://smalldatum.blogspot.com/2015/11/mongodb-32-vs-linkbench.html"),
+    "001": ("iibench", "WiredTiger improvements from MongoDB 3.0 to 3.1, 2015-07-08", ""),
+    "002": ("sysbench", "MongoDB sysbench-mongo benchmark, 2015",
+            "https://benchmark-docs.readthedocs.io/en/latest/mongodb-sysbench-hppro2.html"),
+    "003": ("Flashback", "MongoDB + RocksDB: Writing so Fast it Makes Your Head Spin, Parse, 2015", ""),
+    "004": ("TokuMX", "TokuMX vs MongoDB, Severalnines, 2013-08-27", ""),
+}
+SCALE_ORDER = ("paper", "default", "smoke")
+FIELDS = ("study", "claim_id", "claim", "experiment", "target", "scale", "run_id", "runs", "published_ratio",
+          "measured_ratio", "verdict", "size", "reason", "from", "report")
+
+
+def _study(seed: str) -> tuple[str, str, str]:
+    return STUDIES.get(seed[:3], (seed, seed, ""))
+
+
+def _verdicts(run: Path) -> list[dict] | None:
+    """The run's claim rows as its report showed them (summary.json); for a run made without a
+    report (`python -m enginebench run`), the same rows computed the way the report computes them."""
+    path = run / "summary.json"
+    if path.is_file():
+        return json.loads(path.read_text()).get("claims", [])
+    from ..families import FAMILIES
+    from . import repeats
+    from .rundata import load_run
+    from .summary import json_safe
+    data = load_run(run)
+    family = FAMILIES.get(data.manifest["params"].get("notebook"))
+    if family is None:
+        return None
+    return json_safe(repeats.claims(data, family.report_module().claims_table).to_dicts())
+
+
+def _runs_per_target(runs: list[Path]) -> dict[tuple[str, str], Path]:
+    """(target kind, scale) -> the newest complete run of every system there."""
+    groups: dict[tuple[str, str], list[Path]] = {}
+    for run in runs:
+        manifest = json.loads((run / "manifest.json").read_text())
+        kind = (manifest.get("target") or {}).get("kind") or "embedded"
+        groups.setdefault((kind, manifest.get("scale") or ""), []).append(run)
+    chosen = {key: newest_complete(group) for key, group in groups.items()}
+    return {key: run for key, run in chosen.items() if run is not None}
+
+
+def claim_rows() -> list[dict]:
+    """One row per claim and chosen run (every target and scale); a claim no run has judged gets
+    one row saying so."""
+    claims = pl.read_csv(reference_dir() / "claims.csv", infer_schema_length=0)
+    by_experiment = runs_by_experiment(results_dir())
+    rows = []
+    for claim in claims.iter_rows(named=True):
+        study = _study(claim["seed"])[0]
+        found = False
+        for exp in re.split(r"[|+]", claim["experiment"]):
+            for (kind, scale), run in sorted(_runs_per_target(by_experiment.get(exp, [])).items()):
+                verdict = next((c for c in _verdicts(run) or [] if c["id"] == claim["id"]), None)
+                if verdict is None:
+                    continue
+                found = True
+                manifest = json.loads((run / "manifest.json").read_text())
+                rows.append({"study": study, "claim_id": claim["id"], "claim": claim["claim"], "experiment": exp,
+                             "target": kind, "scale": scale, "run_id": run.name,
+                             "runs": (manifest.get("repeat") or {}).get("of", 1),
+                             "published_ratio": verdict.get("published_ratio"),
+                             "measured_ratio": verdict.get("measured_ratio"), "verdict": verdict["verdict"],
+                             "size": verdict.get("size", ""), "reason": verdict.get("reason", ""),
+                             "from": verdict.get("from", ""),
+                             "report": str(run / "report.html") if (run / "report.html").is_file() else ""})
+        if not found:
+            first = re.split(r"[|+]", claim["experiment"])[0]
+            rows.append({"study": study, "claim_id": claim["id"], "claim": claim["claim"],
+                         "experiment": claim["experiment"], "target": "", "scale": "", "run_id": "", "runs": 0,
+                         "published_ratio": float(claim["reference_ratio"]) if claim["reference_ratio"] else None,
+                         "measured_ratio": None, "verdict": "no run yet",
+                         "size": "", "reason": f"no complete run: make experiment EXP={first}",
+                         "from": "", "report": ""})
+    return rows
+
+
+def page_rows(rows: list[dict]) -> list[dict]:
+    """The page's rows: per claim, experiment and target, the run at the largest scale."""
+    best: dict[tuple, dict] = {}
+    for row in rows:
+        key = (row["claim_id"], row["experiment"], row["target"])
+        rank = SCALE_ORDER.index(row["scale"]) if row["scale"] in SCALE_ORDER else len(SCALE_ORDER)
+        if key not in best or rank < best[key][0]:
+            best[key] = (rank, row)
+    return [row for _, row in best.values()]
+
+
+def study_lines(rows: list[dict]) -> list[str]:
+    """'LinkBench: 5 of 16 judged, 4 hold' per study, over the page's rows."""
+    lines = []
+    for study in dict.fromkeys(r["study"] for r in rows):
+        mine = [r for r in rows if r["study"] == study]
+        judged = [r for r in mine if r["verdict"] in (HOLDS, FAILS)]
+        holds = sum(r["verdict"] == HOLDS for r in judged)
+        lines.append(f"{study}: {len(judged)} of {len(mine)} judged, {holds} hold")
+    return lines
+
+
+def _cell(value, numeric: bool = False) -> str:
+    if value is None or value == "":
+        return "<td></td>"
+    if numeric:
+        return f"<td>{value:.2f}</td>" if isinstance(value, (int, float)) else f"<td>{html.escape(str(value))}</td>"
+    return f"<td class='text'>{html.escape(str(value))}</td>"
+
+
+def _select(name: str, values: list[str]) -> str:
+    options = "".join(f"<option>{html.escape(v)}</option>" for v in values)
+    return (f"<label>{name} <select data-filter='{name}' aria-label='filter by {name}'>"
+            f"<option value=''>all</option>{options}</select></label> ")
+
+
+FILTER_SCRIPT = """<script>
+document.querySelectorAll('select[data-filter]').forEach(function (s) {
+  s.addEventListener('change', function () {
+    var wanted = {};
+    document.querySelectorAll('select[data-filter]').forEach(function (f) { wanted[f.dataset.filter] = f.value; });
+    document.querySelectorAll('#eb-claims tbody tr').forEach(function (tr) {
+      var show = Object.keys(wanted).every(function (k) { return !wanted[k] || tr.dataset[k] === wanted[k]; });
+      tr.style.display = show ? '' : 'none';
+    });
+  });
+});
+</script>"""
+
+
+def claims_section(rows: list[dict], out_dir: Path) -> str:
+    shown = page_rows(rows)
+    trust_of = lambda r: f"{r['scale'] or 'no run'}, {r['target'] or '-'}"  # noqa: E731
+    body = []
+    for r in shown:
+        report = (f"<a href='{html.escape(os.path.relpath(r['report'], out_dir))}'>{html.escape(r['run_id'])}</a>"
+                  if r["report"] else "")
+        css = VERDICT_CLASSES.get(r["verdict"], "eb-na")
+        body.append(
+            f"<tr data-study='{html.escape(r['study'])}' data-verdict='{html.escape(r['verdict'])}' "
+            f"data-trust='{html.escape(trust_of(r))}'>"
+            + _cell(r["study"]) + _cell(r["claim_id"]) + _cell(r["claim"]) + _cell(r["published_ratio"], True)
+            + _cell(r["measured_ratio"], True) + f"<td class='text {css}'>{html.escape(r['verdict'])}</td>"
+            + _cell(r["size"]) + _cell(trust_of(r)) + _cell(r["runs"] or "") + _cell(r["reason"])
+            + f"<td class='text'>{report}</td></tr>")
+    head = "".join(f"<th class='text'>{h}</th>" for h in ("study", "claim", "in the post's words", "published",
+                                                         "ours", "verdict", "size", "scale, target", "runs",
+                                                         "why (when no verdict)", "run"))
+    filters = (_select("study", sorted({r["study"] for r in shown})) + _select("verdict", sorted({r["verdict"] for r in shown}))
+               + _select("trust", sorted({trust_of(r) for r in shown})))
+    summary = "".join(f"<li>{html.escape(line)}</li>" for line in study_lines(shown))
+    return (f"<h2 id='claims'>Every claim</h2><ul>{summary}</ul><p>{filters}</p>"
+            "<p>Data: <a href='claims.json'>claims.json</a>, <a href='claims.csv'>claims.csv</a> (one row per claim "
+            "and run, every scale and target).</p>"
+            f"<table class='eb-table' id='eb-claims'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+            + FILTER_SCRIPT)
+
+
+def write_data(rows: list[dict], out_dir: Path) -> None:
+    (out_dir / "claims.json").write_text(json.dumps(rows, indent=1, default=str))
+    with open(out_dir / "claims.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=FIELDS)
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def collection_section(out_dir: Path) -> str:
+    """The claims section of reports/index.html; its data written beside it."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows = claim_rows()
+    write_data(rows, out_dir)
+    return claims_section(rows, out_dir)
+
+
+def write_collection() -> Path:
+    """reports/index.html: every claim, then every run (report/index.py)."""
+    from .index import write_index
+    return write_index()
+
