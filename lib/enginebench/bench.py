@@ -3,7 +3,7 @@
 1. linkbench_cached at its default scale (the post's two engines, WiredTiger and RocksDB): per
    system, for the load and for the request phase, the engine's share of the runner's CPU (perf,
    by the code each sample landed in: metrics/perfshare.py), the runner's CPU per operation and
-   the operations per runner CPU-second. This is the figure the README quotes.
+   the operations per runner CPU-second. This is the figure docs/tests.md quotes.
 2. Every other family at its smoke scale, on every embedded engine: the same figures for each
    phase. Smoke phases last seconds, so these show that each family's loop runs natively, not
    how the engines compare.
@@ -239,7 +239,7 @@ def main() -> Path:
     ok, why = perfshare.available()
     if not ok:
         print(f"note: the engine's share of the runner's CPU is not measured: {why}")
-    print("linkbench_cached, default scale (the README's figures):")
+    print("linkbench_cached, default scale (docs/tests.md's figures):")
     headline = phase_figures(_run(*LINKBENCH))
     print_table(headline)
     print("\nevery family at its smoke scale (seconds of work per phase):")

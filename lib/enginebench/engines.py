@@ -4,7 +4,7 @@ storage engine it stands for, and what its own log adds to a system's data.
 The params schema, the mongod target's implied settings and the space estimate are all built
 from ENGINES; the native runner holds the engine itself (lib/native/src/engines/<name>.rs, listed
 by `enginebench-runner engines`). Adding an engine means its record here and its Rust module
-(README: "Adding a family or an engine").
+(docs/layout.md: "Adding a family or an engine").
 """
 from __future__ import annotations
 

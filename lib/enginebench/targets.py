@@ -16,7 +16,7 @@ from .mongod.binary import find_mongod as _find
 TARGETS = ("auto", "embedded", "mongod", "uri")
 URI_ENV = "ENGINEBENCH_URI"
 NO_MONGOD = ("TARGET=mongod: no mongod binary found; set MONGOD=/path/to/mongod, name one per system with "
-             "`mongod: {binary: ...}` in the params, or put mongod on PATH (see README: The mongod target)")
+             "`mongod: {binary: ...}` in the params, or put mongod on PATH (see docs/mongod.md)")
 
 
 def find_mongod() -> str | None:

@@ -1,5 +1,5 @@
 """When a runner counts as hung: the rule the driver applies to every wait on a runner
-(README: "When a run goes wrong"; the bounds are the params' `supervision:` keys).
+(docs/faults.md: "When a run goes wrong"; the bounds are the params' `supervision:` keys).
 
 Inside a phase the runner reports an interval every `interval_s`. It is hung when, for
 max(hung_intervals x interval_s, hung_floor_s) seconds, no event arrived, or the intervals that

@@ -1,6 +1,6 @@
 """Faults met as a user meets them: a full disk, a hung runner, a driver killed outright. Each ends
 within a minute with its cause named in the terminal, the manifest and on top of the report; what
-was measured is kept, and no process, cgroup or data folder is left (README: "When a run goes
+was measured is kept, and no process, cgroup or data folder is left (docs/faults.md: "When a run goes
 wrong")."""
 import html
 import json

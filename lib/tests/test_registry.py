@@ -1,7 +1,7 @@
 """Every family and every engine is complete wherever it must be: a family named in families.py
 has its params model, report module, notebook, an experiment and its workload in the native
 runner (the only implementation of its operations); an engine named in engines.py has its options model, a display name, a mongod engine and
-the native runner's build of it (README: "Adding a family or an engine")."""
+the native runner's build of it (docs/layout.md: "Adding a family or an engine")."""
 import json
 import subprocess
 

@@ -4,7 +4,7 @@ A family is its params model (families/<name>/params.py: its `workload:` block a
 reads of `phases:`), its workload in the native runner (lib/native/src/workloads/<name>), a
 report module (its claims table and the tables only it has) and a notebook. The params schema,
 the reports index and the notebook list are all built from FAMILIES, so adding a family means
-adding its files and one line here (README: "Adding a family or an engine").
+adding its files and one line here (docs/layout.md: "Adding a family or an engine").
 """
 from __future__ import annotations
 

@@ -18,7 +18,7 @@ calls it makes". The strict `engine` figure stays the one thresholds are judged 
 
 The engine share is what the reports show next to CPU per operation; a run whose engine share
 is below ENGINE_SHARE_MIN measures its harness as much as its engine, and its CPU and
-context-switch figures are "not comparable" (README: "What runs natively").
+context-switch figures are "not comparable" (docs/running.md: "What runs natively").
 """
 from __future__ import annotations
 

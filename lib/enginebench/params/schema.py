@@ -50,7 +50,7 @@ class System(Strict):
     # few hundred MB that share differs by engine and would decide what is left for the data.
     memory_own_mb: int = Field(0, ge=0)
     # How this system runs under TARGET=mongod (lib/enginebench/mongod/spec.py); what it leaves
-    # out is derived from `engine` and `options` (README: "The mongod target").
+    # out is derived from `engine` and `options` (docs/mongod.md: "The mongod target").
     mongod: MongodSpec | None = None
 
     @model_validator(mode="after")
@@ -104,7 +104,7 @@ class Resources(Strict):
 
 class Supervision(Strict):
     """How long the driver waits on a runner that reports nothing, or nothing done, before it
-    calls it hung and kills it (README: "When a run goes wrong" states the rule)."""
+    calls it hung and kills it (docs/faults.md: "When a run goes wrong" states the rule)."""
     # Inside a phase: hung after this many of the phase's intervals without an event, or without
     # a completed operation...
     hung_intervals: float = Field(3, ge=1)

@@ -1,6 +1,6 @@
 """What the mmap stand-in emulated of MMAPv1, for the banner: LMDB's readers never wait, so the
 lock the posts' MMAPv1 took (per database in 2.2-2.6, per collection in 3.0) is emulated in the
-native runner, and a reader of its figures must know which granularity ran (README: "What runs
+native runner, and a reader of its figures must know which granularity ran (docs/running.md: "What runs
 natively")."""
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ def _labels(a: dict | None, b: dict | None) -> tuple[str, str]:
     return (a["label"] if a else "no b-tree system", b["label"] if b else "no LSM system")
 
 
-# -- LinkBench: the post's oplog-on rows of MongoDB 3.2 (README, "the oplog-on rows"), its last
+# -- LinkBench: the post's oplog-on rows of MongoDB 3.2 (docs/results.md, "the oplog-on rows"), its last
 # reported hour for the query phase as ours uses our last interval ------------------------------
 LINKBENCH = {"inserts/s (load)": ("load", "ops"), "queries/s": ("run", "ops"), "r/o (queries)": ("run", "r_per_op"),
              "wKB/o (load)": ("load", "wkb_per_op"), "wKB/o (queries)": ("run", "wkb_per_op"),
