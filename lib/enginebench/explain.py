@@ -19,6 +19,11 @@ The factors are one catalogue (FACTORS), each a param of its own:
 
 The access path is not among them: the store reaches the engines as mongod's planner did, and
 has no setting that changes it.
+
+A variant runs only the systems its factor changes (a WiredTiger release leaves RocksDB as it
+was); the claim is then read from those and the base's runs of the others, side by side, as one
+run of every system. The base's systems ran earlier in the same sitting, and the host's speed
+probe of each run is on its page.
 """
 from __future__ import annotations
 
@@ -37,7 +42,7 @@ from .paths import reports_dir
 from .report import repeats
 from .report.claims import FAILS, HOLDS, load_claims, size_agrees
 from .report.html import STYLE, table
-from .report.rundata import load_run
+from .report.rundata import RunData, load_run
 
 
 @dataclass(frozen=True)
@@ -131,6 +136,19 @@ class Variant:
     factor: str
     what: str
     sets: list[str]
+    changes: list[str]  # the labels of the claim's systems the factor changes
+
+
+def _changed(base: dict, variant: dict, labels: list[str]) -> list[str]:
+    """The claim's systems whose resolved params differ between base and variant (all of them
+    when anything outside the systems differs: the workload, the phases)."""
+    def rest(params: dict) -> dict:
+        return {k: v for k, v in params.items() if k not in ("systems", "sets")}
+    if rest(base) != rest(variant):
+        return list(labels)
+    before = {s["label"]: s for s in base["systems"]}
+    after = {s["label"]: s for s in variant["systems"]}
+    return [label for label in labels if before[label] != after[label]]
 
 
 def plan(exp: str, claim_id: str, scale: str) -> tuple[dict, list[dict], list[Variant]]:
@@ -147,22 +165,56 @@ def plan(exp: str, claim_id: str, scale: str) -> tuple[dict, list[dict], list[Va
     if not systems:
         raise ValueError(f"CLAIM={claim_id}: none of {exp}'s systems at scale {scale} has the roles "
                          f"{claim['numerator_role']} / {claim['denominator_role']}")
-    variants = [Variant("base", "the experiment's params as they are", [])]
+    labels = [s["label"] for s in systems]
+    variants = [Variant("base", "the experiment's params as they are", [], labels)]
     threads = Factor("threads", f"twice the client threads of the {phase_of(claim)} phase", _threads_of(phase_of(claim)))
     compares_releases = ":" in claim["numerator_role"] + claim["denominator_role"]
     for factor in (*FACTORS, threads):
         if factor.name == "release" and compares_releases:
             continue  # the release is what the claim compares: swapping it changes nothing
         sets = factor.sets(params, systems)
-        if sets:
-            variants.append(Variant(factor.name, factor.what, sets))
+        changes = _changed(params, load_params(exp, scale, sets), labels) if sets else []
+        if changes:  # a factor that changes none of the claim's systems has nothing to run
+            variants.append(Variant(factor.name, factor.what, sets, changes))
     return claim, systems, variants
 
 
-def _measure(run_path: Path, claim_id: str) -> dict:
-    run = load_run(run_path)
-    name = run.manifest["params"]["workload"]["name"]
-    row = repeats.claims(run, family(name).report_module().claims_table).filter(pl.col("id") == claim_id)
+def existing_base(exp: str, scale: str, labels: list[str]) -> Path | None:
+    """The newest complete run of exp at scale with exactly the params the base would run (no
+    --set) and every one of labels complete: the base need not run again."""
+    import json
+    wanted = json.dumps(load_params(exp, scale), sort_keys=True, default=str)
+    from .paths import results_dir
+    for manifest_path in sorted((results_dir() / exp).glob("*/manifest.json"), reverse=True):
+        manifest = json.loads(manifest_path.read_text())
+        systems = manifest.get("systems") or {}
+        if (manifest.get("status") == "complete" and manifest.get("scale") == scale and not manifest.get("repeat")
+                and all((systems.get(label) or {}).get("status") == "complete" for label in labels)
+                and json.dumps(manifest.get("params"), sort_keys=True, default=str) == wanted):
+            return manifest_path.parent
+    return None
+
+
+def side_by_side(variant: RunData, base: RunData, changed: list[str]) -> RunData:
+    """One run of every system: the variant's runs of the systems it changed, the base's of the
+    others (params, recorded results, intervals, ops and samples)."""
+    kept = [s for s in base.manifest["params"]["systems"] if s["label"] not in changed]
+    manifest = dict(variant.manifest)
+    manifest["params"] = {**variant.manifest["params"], "systems": variant.manifest["params"]["systems"] + kept}
+    manifest["systems"] = {**variant.manifest.get("systems", {}),
+                           **{s["label"]: base.manifest["systems"][s["label"]] for s in kept}}
+    manifest.pop("selection", None)
+
+    def table(ours: pl.DataFrame, theirs: pl.DataFrame) -> pl.DataFrame:
+        theirs = theirs.filter(pl.col("system").is_in([s["label"] for s in kept])) if theirs.height else theirs
+        return pl.concat([t for t in (ours, theirs) if t.height], how="diagonal_relaxed") if ours.height or theirs.height else ours
+    return RunData(variant.path, manifest, table(variant.intervals, base.intervals), table(variant.ops, base.ops),
+                   table(variant.samples, base.samples))
+
+
+def _measure(runs: list[RunData], claim_id: str) -> dict:
+    name = runs[0].manifest["params"]["workload"]["name"]
+    row = repeats.claims_over(runs, family(name).report_module().claims_table).filter(pl.col("id") == claim_id)
     return row.row(0, named=True) if row.height else {}
 
 
@@ -188,19 +240,35 @@ def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embe
     from .experiment import run_repeated
     claim, systems, variants = plan(exp, claim_id, scale)
     labels = [s["label"] for s in systems]
-    run = runner or (lambda sets: run_repeated(exp, scale, target, repeat, labels, sets))
-    rows = []
+    run = runner or (lambda changes, sets: run_repeated(exp, scale, target, repeat, changes, sets))
+    rows, base_runs = [], []
+    reused = existing_base(exp, scale, labels) if repeat == 1 and runner is None else None
     for variant in variants:
-        print(f"[explain {claim_id}] {variant.factor}: {' '.join(variant.sets) or '(base)'}", flush=True)
-        try:
-            path = run(variant.sets)
-        except ValueError as exc:  # refused before it started (e.g. a doubled cache over a memory limit)
-            rows.append({"factor": variant.factor, "what": variant.what, "set": " ".join(variant.sets), "ratio": None,
-                         "verdict": "not run", "from": "", "reason": str(exc), "run": ""})
+        if variant.factor == "base" and reused is not None:
+            print(f"[explain {claim_id}] base: the experiment's run {reused.name} has these params and systems",
+                  flush=True)
+            base_runs = [load_run(reused)]
+            measured = _measure(base_runs, claim_id)
+            rows.append({"factor": "base", "what": variant.what, "set": "", "ran": f"(run {reused.name})",
+                         "ratio": measured.get("measured_ratio"), "verdict": measured.get("verdict", "not measured"),
+                         "from": measured.get("from", ""), "reason": measured.get("reason", ""), "run": str(reused)})
             continue
-        measured = _measure(path, claim_id)
-        rows.append({"factor": variant.factor, "what": variant.what, "set": " ".join(variant.sets),
-                     "ratio": measured.get("measured_ratio"), "verdict": measured.get("verdict", "not measured"),
+        print(f"[explain {claim_id}] {variant.factor}: {' '.join(variant.sets) or '(base)'}; runs "
+              f"{', '.join(variant.changes)}", flush=True)
+        row = {"factor": variant.factor, "what": variant.what, "set": " ".join(variant.sets),
+               "ran": ", ".join(variant.changes)}
+        try:
+            path = run(variant.changes, variant.sets)
+        except ValueError as exc:  # refused before it started (e.g. a doubled cache over a memory limit)
+            rows.append({**row, "ratio": None, "verdict": "not run", "from": "", "reason": str(exc), "run": ""})
+            continue
+        group = repeats.group_runs(load_run(path))
+        if not base_runs:
+            base_runs = group
+        else:
+            group = [side_by_side(g, base_runs[i % len(base_runs)], variant.changes) for i, g in enumerate(group)]
+        measured = _measure(group, claim_id)
+        rows.append({**row, "ratio": measured.get("measured_ratio"), "verdict": measured.get("verdict", "not measured"),
                      "from": measured.get("from", ""), "reason": measured.get("reason", ""), "run": str(path)})
     return write_page(exp, claim, labels, rows, scale, repeat)
 

@@ -18,6 +18,10 @@ def test_each_variant_differs_from_the_base_in_one_named_factor():
     assert by_factor["checkpoint interval"] == ["systems[wt.op1].options.checkpoint_s=60"]
     assert by_factor["journal compressor"] == ["systems[wt.op1].options.journal_compressor=snappy"]
     assert by_factor["release"] == ["systems[wt.op1].options.version=3.2.1"]
+    # A variant runs only the systems its factor changes; the others are read from the base's run.
+    changes = {v.factor: v.changes for v in variants}
+    assert changes["release"] == changes["checkpoint interval"] == changes["journal compressor"] == ["wt.op1"]
+    assert changes["settings"] == changes["threads"] == changes["base"] == ["wt.op1", "rx.op1"]
     assert by_factor["threads"] == [f"phases.measure.threads={2 * load_params('linkbench_cached', 'default')['phases']['measure']['threads']}"]
     # Every variant's sets are valid params: loading them raises nothing.
     for sets in by_factor.values():

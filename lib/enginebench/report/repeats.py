@@ -116,7 +116,11 @@ def claims(run: RunData, claims_table) -> pl.DataFrame:
     """claims_table(run) for a single run, with the verdicts it cannot carry withheld
     (report/trust.py) and those inside the host's noise said so (report/noise.py); combined over
     the group for a repeated one, whose own spread is then the noise; with the size agreement."""
-    runs = group_runs(run)
+    return claims_over(group_runs(run), claims_table)
+
+
+def claims_over(runs: list[RunData], claims_table) -> pl.DataFrame:
+    """claims() over runs given explicitly (`make explain` builds its own)."""
     tables = [withhold(r, claims_table(r)) for r in runs]
     if len(tables) == 1:
         table = tables[0]
