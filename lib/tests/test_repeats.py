@@ -4,7 +4,7 @@ import polars as pl
 from enginebench.driver import run
 from enginebench.report import iibench as ib
 from enginebench.report.compare import write_comparison
-from enginebench.report.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED
+from enginebench.report.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, WITHIN_NOISE
 from enginebench.report.repeats import combine_claims, group_runs, section, spread_table
 from enginebench.report.rundata import load_run
 
@@ -47,7 +47,7 @@ def test_two_grouped_runs_give_a_spread(isolated_run, monkeypatch):
     for row in rates.iter_rows(named=True):
         assert row["n"] == 2 and row["min"] <= row["mean"] <= row["max"] and row["cv_pct"] >= 0
     claims = combine_claims([ib.claims_table(r) for r in runs])
-    assert set(claims["verdict"]) <= {HOLDS, FAILS, NOT_EVALUATED, INCONCLUSIVE}
+    assert set(claims["verdict"]) <= {HOLDS, FAILS, NOT_EVALUATED, INCONCLUSIVE, WITHIN_NOISE}
     assert "2 runs of this experiment" in section(last)
     assert set(spread["unit"]) >= {"ops/s", "ms", "us/op", "MiB"}
     # make compare of the two: each headline difference is judged against the group's own CV.

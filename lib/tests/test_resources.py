@@ -225,7 +225,7 @@ def test_own_memory_is_added_to_a_systems_limit_and_said_once_per_engine():
     lines = {line for plan in plans.values() for line in plan.banner() if "memory_own_mb" in line}
     assert lines == {f"The memory limits of {e} systems add {own[label]} MB to their memory for the engine's cache "
                      "and the data: the process's own memory, measured at this scale (memory_own_mb)."
-                     for e, label in (("wiredtiger", "wt60.8-16"), ("rocksdb", "rx.8-16"))}
+                     for e, label in (("wiredtiger", "wt60.8-16"), ("rocksdb", "rx.8-16"), ("lmdb", "lmdb.32"))}
 
 
 def test_own_memory_without_any_limit_is_refused():
