@@ -85,13 +85,29 @@ def show_header(run: RunData, claims: pl.DataFrame) -> None:
     """What a reader needs first: which experiment, the question it asks, the answer this run
     gives (with how far to trust it), what ran at which scale, and the way to the rest."""
     params = run.manifest["params"]
+    sentences = "".join(f"<li>{escape(line)}</li>" for line in claim_sentences(claims))
     parts = [f"<h1>{escape(params['title'])}</h1>",
              f"<p class='eb-question'><b>Question.</b> {escape(params.get('question') or '')}</p>",
-             f"<p class='eb-answer'><b>Answer from this run.</b> {escape(answer(run, claims))} "
-             "<a href='#Claims'>Claims</a></p>",
+             f"<div class='eb-answer'><b>Answer from this run.</b><ul>{sentences}</ul>{escape(answer(run, claims))} "
+             "<a href='#Claims'>Claims</a></div>",
              f"<p class='eb-scale'><b>Scale.</b> {escape(scale_line(run))}</p>",
              TOC_MARK]
     display(HTML("\n".join(parts)))
+
+
+HEADLINE_CLAIMS = 4  # the first claims of claims.csv for the experiment: the post's own headline order
+
+
+def claim_sentences(claims: pl.DataFrame) -> list[str]:
+    """One plain sentence per headline claim: the post's words, its ratio and ours side by side,
+    and the verdict or why there is none."""
+    lines = []
+    for row in claims.head(HEADLINE_CLAIMS).iter_rows(named=True):
+        published = f"{row['published_ratio']:.2f}x" if row.get("published_ratio") is not None else "no figure"
+        ours = f"{row['measured_ratio']:.2f}x" if row.get("measured_ratio") is not None else "not measured"
+        why = f" ({row['reason']})" if row.get("reason") and row["verdict"] not in ("holds", "does not hold") else ""
+        lines.append(f"{row['claim']}: the post {published}, this run {ours}; {row['verdict']}{why}.")
+    return lines
 
 
 def answer(run: RunData, claims: pl.DataFrame) -> str:
