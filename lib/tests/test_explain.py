@@ -48,6 +48,10 @@ def test_the_conclusion_names_a_factor_that_turns_the_verdict():
     assert explain.conclusion(claim, rows) == ("Factors that move the ratio: settings (the verdict turns from "
                                                "does not hold to holds).")
     assert explain.conclusion(claim, rows[::2]).startswith("Unexplained by these factors")
+    # A claim that holds at its size: a factor that takes the ratio out of it is named too.
+    held = [{"factor": "base", "verdict": "holds", "ratio": 1.30}, {"factor": "settings", "verdict": "holds", "ratio": 1.70}]
+    assert explain.conclusion(claim, held) == ("Factors that move the ratio: settings (the ratio leaves the published "
+                                               "size: 1.70 against 1.30).")
 
 
 def test_a_smoke_explain_runs_the_variants_and_writes_its_page(isolated_run, monkeypatch, tmp_path):
