@@ -4,6 +4,7 @@
 //! WiredTiger behind a recorder (engines::traced); "get" is a point lookup (WT search, Rocks
 //! Get), "seek" an index cursor positioned at a key that read at most one entry (WT search_near,
 //! Rocks Seek), "scan" one that read more.
+use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use bson::{doc, oid::ObjectId};
@@ -61,7 +62,7 @@ fn overfill_and_trim(f: &Fixture) {
     ctx.insert_many("c", &docs).unwrap();
     let oplog = f.store.collection(oplog::NAME).unwrap();
     f.traced.take();
-    oplog::trim(&mut ctx, &oplog, f.store.oplog_trim.as_ref().unwrap()).unwrap();
+    oplog::trim(&mut ctx, &oplog, f.store.oplog_trim.as_ref().unwrap(), &AtomicBool::new(false)).unwrap();
 }
 
 impl Fixture {
