@@ -29,7 +29,7 @@ from .resources.profiles import ResourcePlan, SystemResources, plan_resources
 from .params import load_params
 from .results import scratch as scratch_folders
 from .results.rundir import RunFolder, settle_all
-from . import native
+from . import loads, native
 from .families import family
 from .params.plan import load_threads, plan_steps
 from .supervision import RUNNER_ENV, Supervision, SystemRun
@@ -44,16 +44,18 @@ class RunAborted(KeyboardInterrupt):
 
 
 def _write_spec(folder: RunFolder, params: dict, system: dict, target: dict, sys_dir: Path, data_dir: Path,
-                server=None):
+                server=None, reuse: "KeptLoad | None" = None):
     """The runner's spec.json (its whole input), the command that runs it and what the progress
-    display counts to. `server`: the server a mongod or uri system's runner is the client of."""
+    display counts to. `server`: the server a mongod or uri system's runner is the client of;
+    `reuse`: its kept load (phases.load.reuse)."""
     name = params["workload"]["name"]
     # Where a workload may keep files of its own (flashback: the recorder's capture, which the
     # systems after it replay from the run folder).
     context = {"run_dir": str(folder.path), "system_dir": str(sys_dir)}
     spec = {"system": {**system, "target": target["kind"]}, "data_dir": str(data_dir),
             "workload": {"name": name, "params": family(name).runner_params(params, system, folder.path, sys_dir)},
-            "context": context, "plan": plan_steps(params, system), "max_errors": params["phases"]["max_errors"],
+            "context": context, "plan": reuse.plan(plan_steps(params, system)) if reuse else plan_steps(params, system),
+            "max_errors": params["phases"]["max_errors"],
             **SPEC_EXTRA}
     if server is not None:
         spec["server"] = server.runner_spec(system, keep_data=bool(params.get("keep_data")))
@@ -61,6 +63,29 @@ def _write_spec(folder: RunFolder, params: dict, system: dict, target: dict, sys
     spec_path = sys_dir / "spec.json"
     spec_path.write_text(json.dumps(spec, indent=2))
     return spec_path, native.command(spec_path), expected
+
+
+@dataclass
+class KeptLoad:
+    """A system's kept load (phases.load.reuse, loads.py): restored from `origin`, or kept
+    under `key` after its load."""
+    key: str
+    origin: dict | None
+    keeping: dict
+
+    @classmethod
+    def prepare(cls, folder: RunFolder, params: dict, system: dict, data_dir: Path, code: dict) -> "KeptLoad":
+        key = loads.load_key(params, system, code)
+        origin = loads.kept(key)
+        if origin is not None:
+            loads.restore(key, data_dir)
+            print(f"[{system['label']}] load: a copy of {origin['run']}/{origin['system']}'s (phases.load.reuse)",
+                  flush=True)
+        return cls(key, origin, {"experiment": params["experiment"], "run": folder.run_id,
+                                 "system": system["label"], "kept_at": folder.manifest.get("started_at")})
+
+    def plan(self, steps: list[dict]) -> list[dict]:
+        return loads.plan_with_reuse(steps, self.key, self.origin, self.keeping)
 
 
 def describe(params: dict) -> dict:
@@ -71,7 +96,7 @@ def describe(params: dict) -> dict:
 
 
 def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, stop_flag: threading.Event,
-                plan: ResourcePlan, scratch: scratch_folders.Scratch, data: dict | None) -> dict:
+                plan: ResourcePlan, scratch: scratch_folders.Scratch, data: dict | None, code: dict | None = None) -> dict:
     label = system["label"]
     sys_dir = folder.system_dir(label)
     data_dir = scratch.system_dir(label)
@@ -86,6 +111,7 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
             folder.record_system(result)
             return result
     data_dir.mkdir(parents=True)
+    reuse = KeptLoad.prepare(folder, params, system, data_dir, code) if code is not None else None
 
     with SystemResources(plan, f"enginebench-{folder.run_id}-{label}", device_of(data_dir),
                          undo_dir=scratch.path) as resources:
@@ -99,7 +125,7 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
             except Exception as exc:  # launch failed: everything it started is stopped; next system
                 result["status"], result["error"] = "failed", f"{type(exc).__name__}: {exc}"
                 return result
-            spec_path, command, expected = _write_spec(folder, params, system, target, sys_dir, data_dir, server)
+            spec_path, command, expected = _write_spec(folder, params, system, target, sys_dir, data_dir, server, reuse)
             Supervision(SystemRun(folder, params, label, sys_dir, spec_path, data_dir, expected, stop_flag,
                                   resources, result, server, command, scratch)).run()
         finally:
@@ -183,6 +209,7 @@ class Prepared:
     describe: dict          # the experiment's resource plan, for the manifest
     data: object            # each system's expected data size (resources/space.py); None on uri
     selection: dict | None = None  # SYSTEMS=: {"ran": [...], "not_run": [...]}
+    code: dict | None = None       # the code a kept load must match (phases.load.reuse), else None
 
 
 def select_systems(params: dict, labels: list[str] | None) -> dict | None:
@@ -233,7 +260,15 @@ def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None
                       "evaluated.")
     # How big each system's data gets (resources/space.py), where it is kept on this machine.
     data = None if resolved["kind"] == "uri" else space.data_estimate(describe(params))
-    return Prepared(params, resolved, systems, system_plans, banner, plan.describe(), data, selection)
+    code = None
+    if (params["phases"].get("load") or {}).get("reuse"):
+        if resolved["kind"] != "embedded":
+            raise ValueError(f"{params['params_file']}: phases.load.reuse: a kept load is for the embedded "
+                             f"engines only; this run's target is {resolved['kind']}")
+        code = loads.code_identity()
+        banner.append("phases.load.reuse: each system starts from a copy of an earlier load of the same kind "
+                      "when there is one (the engine closed and opened again before the measured phases).")
+    return Prepared(params, resolved, systems, system_plans, banner, plan.describe(), data, selection, code)
 
 
 def _run_in_order(folder: RunFolder, prepared: Prepared, stop_flag: threading.Event, scratch) -> str:
@@ -242,7 +277,7 @@ def _run_in_order(folder: RunFolder, prepared: Prepared, stop_flag: threading.Ev
     params = prepared.params
     for system in prepared.systems:
         result = _run_system(folder, params, system, prepared.resolved, stop_flag,
-                             prepared.system_plans[system["label"]], scratch, prepared.data)
+                             prepared.system_plans[system["label"]], scratch, prepared.data, prepared.code)
         if result["status"] != "complete":
             print(f"[{result['label']}] {result['status']}: {result['error']}", file=sys.stderr, flush=True)
         if result["status"] == "aborted":

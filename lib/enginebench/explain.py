@@ -48,10 +48,13 @@ from .report.rundata import RunData, load_run
 @dataclass(frozen=True)
 class Factor:
     """One named factor: `sets(params, labels)` gives the `--set`s of its variant for the
-    claim's systems, or None when it does not apply to them; `what` says what it changes."""
+    claim's systems, or None when it does not apply to them; `what` says what it changes.
+    `load_unchanged`: it changes nothing a load leaves, so for a claim on a measured phase its
+    variant starts from a kept load (phases.load.reuse) instead of loading again."""
     name: str
     what: str
     sets: Callable[[dict, list[dict]], list[str] | None]
+    load_unchanged: bool = False
 
 
 def _flip_settings(params: dict, systems: list[dict]) -> list[str]:
@@ -106,7 +109,8 @@ FACTORS = (
     Factor("insert grouping", "documents per storage transaction: 1 (MongoDB 3.0/3.2) / 64 (3.4+)", _insert_group),
     Factor("checkpoint interval", "WiredTiger's checkpoint every 60 s / 600 s", _checkpoint),
     Factor("journal compressor", "WiredTiger's journal compressor none / snappy", _journal),
-    Factor("cache size", "twice the engine cache", _cache),
+    # A bigger cache changes how fast a load runs, not what it leaves.
+    Factor("cache size", "twice the engine cache", _cache, load_unchanged=True),
 )
 
 
@@ -137,6 +141,7 @@ class Variant:
     what: str
     sets: list[str]
     changes: list[str]  # the labels of the claim's systems the factor changes
+    not_run: str = ""   # why the factor has no variant for this claim, when it has none
 
 
 def _changed(base: dict, variant: dict, labels: list[str]) -> list[str]:
@@ -167,15 +172,28 @@ def plan(exp: str, claim_id: str, scale: str) -> tuple[dict, list[dict], list[Va
                          f"{claim['numerator_role']} / {claim['denominator_role']}")
     labels = [s["label"] for s in systems]
     variants = [Variant("base", "the experiment's params as they are", [], labels)]
-    threads = Factor("threads", f"twice the client threads of the {phase_of(claim)} phase", _threads_of(phase_of(claim)))
+    phase = phase_of(claim)
+    threads = Factor("threads", f"twice the client threads of the {phase} phase", _threads_of(phase),
+                     load_unchanged=phase == "measure")
     compares_releases = ":" in claim["numerator_role"] + claim["denominator_role"]
-    for factor in (*FACTORS, threads):
+    the_family = family(params["workload"]["name"])
+    # Threads before the cache: the first variant that keeps a load loads exactly as the base did.
+    ordered = (*[f for f in FACTORS if not f.load_unchanged], threads, *[f for f in FACTORS if f.load_unchanged])
+    for factor in ordered:
         if factor.name == "release" and compares_releases:
             continue  # the release is what the claim compares: swapping it changes nothing
+        if factor.name == "insert grouping" and phase == "measure" and not the_family.measured_inserts_grouped:
+            variants.append(Variant(factor.name, factor.what, [], [], not_run=(
+                f"the {the_family.name} requests of the measured phase insert one document each, so the grouping "
+                "changes only how the load wrote; explain a load claim to see it")))
+            continue
         sets = factor.sets(params, systems)
         changes = _changed(params, load_params(exp, scale, sets), labels) if sets else []
-        if changes:  # a factor that changes none of the claim's systems has nothing to run
-            variants.append(Variant(factor.name, factor.what, sets, changes))
+        if not changes:  # a factor that changes none of the claim's systems has nothing to run
+            continue
+        if factor.load_unchanged and phase == "measure" and the_family.load_reusable:
+            sets = sets + ["phases.load.reuse=true"]
+        variants.append(Variant(factor.name, factor.what, sets, changes))
     return claim, systems, variants
 
 
@@ -257,10 +275,14 @@ def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embe
                          "ratio": measured.get("measured_ratio"), "verdict": measured.get("verdict", "not measured"),
                          "from": measured.get("from", ""), "reason": measured.get("reason", ""), "run": str(reused)})
             continue
-        print(f"[explain {claim_id}] {variant.factor}: {' '.join(variant.sets) or '(base)'}; runs "
-              f"{', '.join(variant.changes)}", flush=True)
         row = {"factor": variant.factor, "what": variant.what, "set": " ".join(variant.sets),
                "ran": ", ".join(variant.changes)}
+        if variant.not_run:
+            print(f"[explain {claim_id}] {variant.factor}: not run ({variant.not_run})", flush=True)
+            rows.append({**row, "ratio": None, "verdict": "not run", "from": "", "reason": variant.not_run, "run": ""})
+            continue
+        print(f"[explain {claim_id}] {variant.factor}: {' '.join(variant.sets) or '(base)'}; runs "
+              f"{', '.join(variant.changes)}", flush=True)
         try:
             path = run(variant.changes, variant.sets)
         except ValueError as exc:  # refused before it started (e.g. a doubled cache over a memory limit)
@@ -286,7 +308,9 @@ def write_page(exp: str, claim: dict, labels: list[str], rows: list[dict], scale
             f"expected {html_lib.escape(claim['expect'])}). Systems {', '.join(labels)} of {exp} at the {scale} scale, "
             f"{repeat} run(s) per variant; each variant differs from the base in one factor, set as shown. "
             "The verdict includes the noise rule (within noise: the ratio is closer to the bound than the "
-            "runs' spread, or for a single run the host's speed change, allows).</p>"
+            "runs' spread, or for a single run the host's speed change, allows). A variant set with "
+            "<code>phases.load.reuse=true</code> changes nothing a load leaves: it measures from a copy of the "
+            "first such variant's load, the engine closed and opened again before its measured phase.</p>"
             f"<p><strong>{html_lib.escape(conclusion(claim, rows))}</strong></p>")
     shown = pl.DataFrame([{k: (round(v, 3) if isinstance(v, float) and math.isfinite(v) else v)
                            for k, v in r.items()} for r in rows])

@@ -12,7 +12,7 @@ def test_each_variant_differs_from_the_base_in_one_named_factor():
     assert [s["label"] for s in systems] == ["wt.op1", "rx.op1"]  # the query phase's systems, with the oplog
     by_factor = {v.factor: v.sets for v in variants}
     assert list(by_factor) == ["base", "settings", "release", "insert grouping", "checkpoint interval",
-                               "journal compressor", "cache size", "threads"]
+                               "journal compressor", "threads", "cache size"]
     assert by_factor["base"] == []
     # The post's own settings (syncPeriodSecs 600, journalCompressor none) are the base's.
     assert by_factor["checkpoint interval"] == ["systems[wt.op1].options.checkpoint_s=60"]
@@ -22,7 +22,14 @@ def test_each_variant_differs_from_the_base_in_one_named_factor():
     changes = {v.factor: v.changes for v in variants}
     assert changes["release"] == changes["checkpoint interval"] == changes["journal compressor"] == ["wt.op1"]
     assert changes["settings"] == changes["threads"] == changes["base"] == ["wt.op1", "rx.op1"]
-    assert by_factor["threads"] == [f"phases.measure.threads={2 * load_params('linkbench_cached', 'default')['phases']['measure']['threads']}"]
+    assert by_factor["threads"] == [f"phases.measure.threads={2 * load_params('linkbench_cached', 'default')['phases']['measure']['threads']}",
+                                    "phases.load.reuse=true"]
+    # Neither the threads nor the cache change what the load leaves: the cache variant measures
+    # from a copy of the threads variant's load, which loaded as the base did.
+    assert by_factor["cache size"][-1] == "phases.load.reuse=true"
+    # LinkBench's requests insert one document each: the grouping changes only the load.
+    grouping = next(v for v in variants if v.factor == "insert grouping")
+    assert grouping.sets == [] and "insert one document each" in grouping.not_run
     # Every variant's sets are valid params: loading them raises nothing.
     for sets in by_factor.values():
         load_params("linkbench_cached", "default", sets)
@@ -32,7 +39,10 @@ def test_a_release_claim_is_not_explained_by_swapping_its_releases():
     _, systems, variants = explain.plan("linkbench_cached", "lb.release.load", "default")
     assert {s["label"] for s in systems} == {"wt.op1", "wt321.op1"}
     assert "release" not in [v.factor for v in variants]
-    assert "phases.load.threads=4" in next(v.sets for v in variants if v.factor == "threads")
+    threads = next(v.sets for v in variants if v.factor == "threads")
+    # On a load claim the threads are the load's, and the load is what is measured: no kept load.
+    assert "phases.load.threads=4" in threads and "phases.load.reuse=true" not in threads
+    assert next(v for v in variants if v.factor == "insert grouping").sets  # the load groups its inserts
 
 
 def test_an_unknown_claim_names_the_experiments_claims():

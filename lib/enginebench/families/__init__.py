@@ -20,6 +20,12 @@ from ..paths import repo_root
 class Family:
     name: str
     report: str    # module: claims_table(run) and the family's own tables
+    # Its measured phases depend on nothing its load kept in memory, so they can start from a
+    # copy of an earlier load (phases.load.reuse, loads.py).
+    load_reusable: bool = False
+    # Its measured phases insert more than one document per request, so the insert grouping
+    # (documents per storage transaction) changes them, not only the load.
+    measured_inserts_grouped: bool = True
 
     @property
     def notebook(self) -> Path:
@@ -57,9 +63,11 @@ class Family:
 
 
 FAMILIES: dict[str, Family] = {f.name: f for f in (
-    Family("linkbench", "enginebench.report.linkbench"),
+    # LinkBench's and sysbench's requests insert one document each (workloads/linkbench/ops.rs
+    # add_link / add_node, workloads/sysbench.rs); LinkBench's requesters start from its params.
+    Family("linkbench", "enginebench.report.linkbench", load_reusable=True, measured_inserts_grouped=False),
     Family("iibench", "enginebench.report.iibench"),
-    Family("sysbench", "enginebench.report.sysbench"),
+    Family("sysbench", "enginebench.report.sysbench", measured_inserts_grouped=False),
     Family("tokumx", "enginebench.report.tokumx"),
     Family("flashback", "enginebench.report.flashback"),
 )}

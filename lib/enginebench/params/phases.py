@@ -20,6 +20,9 @@ from .base import Strict, fields_set
 class LoadPhase(Strict):
     threads: int = Field(1, ge=1, le=256)
     interval_s: float = Field(10, gt=0)
+    # Start the measured phases from a copy of what an earlier run's load of the same kind left,
+    # keeping one when there is none (loads.py): embedded engines, families that allow it.
+    reuse: bool = False
 
 
 class MeasurePhase(Strict):
@@ -108,7 +111,7 @@ class Phases(Strict):
 
 
 # Keys about how the runner runs, not what a family's plan is: every family takes them.
-EVERY_FAMILY = frozenset({"client_processes"})
+EVERY_FAMILY = frozenset({"client_processes", "load.reuse"})
 
 
 class PhaseUse(NamedTuple):

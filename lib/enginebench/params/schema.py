@@ -182,6 +182,10 @@ class Experiment(Strict):
     def _phases_the_family_reads(self):
         family = FAMILIES[self.workload.name]
         problems = check_use(self.phases, family.phase_use(self.workload.model_dump()), family.name)
+        if self.phases.load is not None and self.phases.load.reuse and not family.load_reusable:
+            problems.append(f"phases.load.reuse: the {family.name} family's measured phases need what its load "
+                            "kept in memory; a kept load is allowed for: "
+                            + ", ".join(f.name for f in FAMILIES.values() if f.load_reusable))
         if problems:
             raise ValueError("; ".join(problems))
         return self

@@ -131,6 +131,11 @@ def scale_line(run: RunData) -> str:
     parts = [f"{run.manifest.get('scale')}", f"load with {(phases.get('load') or {}).get('threads')} threads"]
     if phases.get("cold_start") not in (None, "none"):
         parts.append(f"cold start ({phases['cold_start']})")
+    restored = {label: info["load_restored"] for label, info in run.manifest.get("systems", {}).items()
+                if info.get("load_restored")}
+    if restored:
+        parts.append("measured from a copy of an earlier load (phases.load.reuse): "
+                     + ", ".join(f"{label} from {o.get('run')}/{o.get('system')}" for label, o in restored.items()))
     if measure.get("duration_s"):
         intervals = int(measure["duration_s"] // measure["interval_s"])
         warmup = f" after {measure['warmup_s']:g} s of warm-up" if measure.get("warmup_s") else ""

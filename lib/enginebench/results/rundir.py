@@ -113,6 +113,9 @@ class RunFolder:
             "load_verified": (by_kind.get("load_verified") or [None])[0],
             "consistency": (by_kind.get("consistency") or [None])[0],
             "cold_start": (by_kind.get("cold_start") or [None])[0],
+            # phases.load.reuse: whose load this system started from, or the copy it kept of its own.
+            "load_restored": (by_kind.get("load_restored") or [None])[0],
+            "load_kept": (by_kind.get("load_kept") or [None])[0],
             "slow_ops": (by_kind.get("slow_ops") or [None])[0],
             "phases": [{k: v for k, v in e.items() if k != "event"} for e in by_kind.get("phase_end", [])],
             "runner": {k: v for k, v in (by_kind.get("runner") or [{"runner": "python"}])[0].items() if k != "event"},

@@ -47,17 +47,33 @@ pub enum Step {
     RateSweep { of: String, fractions: Vec<f64>, seconds: f64, threads: usize },
     /// The consistency check.
     Check,
+    /// The plan starts from a copy of a load kept earlier (the driver copied it into the data
+    /// directory): the schema exists, so the workload's setup is skipped. `from` says whose load
+    /// it is (run, system, when); it goes into the run's events as it is.
+    Restored { from: Value },
+    /// Keeps a copy of what the load left for later runs with the same load (`phases.load.reuse`):
+    /// the engine is closed, its directory copied to `dir` (through `dir`.partial, so a copy
+    /// cut short is never taken for one), `origin` written beside it as `dir`.json, and the
+    /// engine opened again.
+    KeepLoad { dir: String, origin: Value },
 }
 
-/// What a cold start does on a target: closes it, makes sure nothing of its data stays in
-/// memory (`method`: fadvise or drop_caches) and opens it again; returns what was done and the
-/// reopened target.
-pub type ColdStart<'a> = &'a dyn Fn(&Arc<dyn Target>, &str) -> Result<(Value, Arc<dyn Target>)>;
+/// Why a plan closes its target and opens it again.
+pub enum Reopen<'a> {
+    /// A cold start: nothing of the data stays in memory (`fadvise` or `drop_caches`).
+    Evict(&'a str),
+    /// A kept load: the closed data directory is copied to this folder.
+    CopyTo(&'a Path),
+}
+
+/// What a target does on a Reopen: closes it, does the action and opens it again; returns what
+/// was done and the reopened target.
+pub type ReopenFn<'a> = &'a dyn Fn(&Arc<dyn Target>, &Reopen) -> Result<(Value, Arc<dyn Target>)>;
 
 pub struct Plan<'a> {
     pub steps: Vec<Step>,
     pub max_errors: u64,
-    pub cold_start: ColdStart<'a>,
+    pub reopen: ReopenFn<'a>,
 }
 
 fn phase_outcome(result: &PhaseResult) -> Option<String> {
@@ -67,7 +83,7 @@ fn phase_outcome(result: &PhaseResult) -> Option<String> {
 /// Runs the plan; returns the run's status (complete, aborted, failed) and the error that
 /// ended it, if any.
 pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Target>) -> Result<(String, Option<Error>)> {
-    {
+    if !matches!(plan.steps.first(), Some(Step::Restored { .. })) {
         let mut ctx = session(store, "setup")?;
         workload.setup(ctx.as_mut())?;
     }
@@ -107,9 +123,17 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Tar
                 emit("quiesce", json!({"seconds": started.elapsed().as_secs_f64(), "checkpoint": true}));
             }
             Step::ColdStart { method } => {
-                let (done, reopened) = (plan.cold_start)(store, method)?;
+                let (done, reopened) = (plan.reopen)(store, &Reopen::Evict(method))?;
                 emit("cold_start", done);
                 *store = reopened;
+            }
+            Step::Restored { from } => emit("load_restored", from.clone()),
+            Step::KeepLoad { dir, origin } => {
+                let (mut done, reopened) = (plan.reopen)(store, &Reopen::CopyTo(Path::new(dir)))?;
+                *store = reopened;
+                std::fs::write(format!("{dir}.json"), serde_json::to_string_pretty(origin).unwrap_or_default())?;
+                done["dir"] = json!(dir);
+                emit("load_kept", done);
             }
             Step::Measure { name, threads, interval_s, duration_s, rate_per_s, until_steady } => {
                 let step = MeasureStep { name: name.clone(), threads: *threads, rate_per_s: *rate_per_s };
@@ -186,6 +210,35 @@ fn pause(seconds: f64) {
     while Instant::now() < until && !ABORT.load(Ordering::SeqCst) {
         std::thread::sleep((until - Instant::now()).min(Duration::from_millis(50)));
     }
+}
+
+/// Copies a closed engine's directory to `dir`, through `dir`.partial; returns the files and
+/// bytes copied and the seconds it took.
+pub fn copy_dir(data_dir: &Path, dir: &Path) -> Result<Value> {
+    let started = Instant::now();
+    let partial = dir.with_extension("partial");
+    for stale in [&partial, &dir.to_path_buf()] {
+        if stale.exists() {
+            std::fs::remove_dir_all(stale)?;
+        }
+    }
+    let (mut files, mut bytes) = (0u64, 0u64);
+    let mut stack = vec![(data_dir.to_path_buf(), partial.clone())];
+    while let Some((from, to)) = stack.pop() {
+        std::fs::create_dir_all(&to)?;
+        for entry in std::fs::read_dir(&from)? {
+            let path = entry?.path();
+            let target = to.join(path.file_name().unwrap_or_default());
+            if path.is_dir() {
+                stack.push((path, target));
+            } else {
+                bytes += std::fs::copy(&path, &target)?;
+                files += 1;
+            }
+        }
+    }
+    std::fs::rename(&partial, dir)?;
+    Ok(json!({"files": files, "bytes": bytes, "seconds": started.elapsed().as_secs_f64()}))
 }
 
 /// Cold start: nothing of the database stays in memory. The engine is closed first (closing

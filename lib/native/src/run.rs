@@ -17,7 +17,7 @@ use crate::engines;
 use crate::error::{Error, Kind, Result};
 use crate::events::{emit, now};
 use crate::phase::ABORT;
-use crate::plan::{self, Plan, Step};
+use crate::plan::{self, Plan, Reopen, Step};
 use crate::store::{Locking, RecordStore, StoreOptions};
 use crate::target::server::{Server, ServerSpec};
 use crate::target::Target;
@@ -175,11 +175,11 @@ fn run(spec_path: &Path) -> Result<(String, Option<Error>)> {
     }
     let mut workload = workloads::build(&spec.workload.name, &spec.workload.params)?;
     let plan_steps = spec.plan.clone();
-    let (mut store, cold_start) = match spec.server.clone() {
+    let (mut store, reopen) = match spec.server.clone() {
         Some(server) => open_server(server, &spec.system.label)?,
         None => open_embedded(&spec)?,
     };
-    let plan = Plan { steps: plan_steps, max_errors: spec.max_errors, cold_start: cold_start.as_ref() };
+    let plan = Plan { steps: plan_steps, max_errors: spec.max_errors, reopen: reopen.as_ref() };
     let outcome = plan::execute(&plan, workload.as_mut(), &mut store);
     crate::calls::recording::flush();
     let fatal = matches!(&outcome, Ok((_, Some(e))) if e.kind == Kind::Fatal) || matches!(&outcome, Err(e) if e.kind == Kind::Fatal);
@@ -194,23 +194,26 @@ fn run(spec_path: &Path) -> Result<(String, Option<Error>)> {
     outcome
 }
 
-type ColdStartFn = Box<dyn Fn(&Arc<dyn Target>, &str) -> Result<(Value, Arc<dyn Target>)>>;
+type ReopenFn = Box<dyn Fn(&Arc<dyn Target>, &Reopen) -> Result<(Value, Arc<dyn Target>)>>;
 
 /// The embedded target: the engine in this process, with mongod's record-store layout.
-fn open_embedded(spec: &Spec) -> Result<(Arc<dyn Target>, ColdStartFn)> {
+fn open_embedded(spec: &Spec) -> Result<(Arc<dyn Target>, ReopenFn)> {
     let dir = std::path::PathBuf::from(&spec.data_dir);
     let (engine, options) = (spec.system.engine.clone(), spec.system.options.clone());
     let opened = open_store(&engine, &dir, &options)?;
     emit("store_info", json!({"engine": opened.engine.name(), "version": opened.engine.version(), "config": opened.info(),
                               "atomic": true, "label": spec.system.label, "executor": "embedded"}));
-    // Cold start: close the engine (writing back its dirty pages), evict its files, open it again.
-    let cold_start: ColdStartFn = Box::new(move |current: &Arc<dyn Target>, method: &str| {
+    // Close the engine (writing back its dirty pages), evict its files or copy them, open it again.
+    let reopen: ReopenFn = Box::new(move |current: &Arc<dyn Target>, action: &Reopen| {
         current.close()?;
-        let done = plan::evict(&dir, method)?;
+        let done = match action {
+            Reopen::Evict(method) => plan::evict(&dir, method)?,
+            Reopen::CopyTo(to) => plan::copy_dir(&dir, to)?,
+        };
         let reopened: Arc<dyn Target> = open_store(&engine, &dir, &options)?;
         Ok((done, reopened))
     });
-    Ok((opened, cold_start))
+    Ok((opened, reopen))
 }
 
 /// How long a server restart for a cold start may take (a replica set elects its primary again).
@@ -218,7 +221,7 @@ const RESTART_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// A server target: the runner is its client. Cold start: the driver, which launched the
 /// server, restarts it on the same data (its caches go with the process) and evicts its files.
-fn open_server(spec: ServerSpec, label: &str) -> Result<(Arc<dyn Target>, ColdStartFn)> {
+fn open_server(spec: ServerSpec, label: &str) -> Result<(Arc<dyn Target>, ReopenFn)> {
     let server = Server::open(spec)?;
     let mut info = server.info.clone();
     info["label"] = json!(label);
@@ -226,12 +229,15 @@ fn open_server(spec: ServerSpec, label: &str) -> Result<(Arc<dyn Target>, ColdSt
     info["config"]["executor"] = json!(server.executor_name());
     emit("store_info", info);
     let restarted = server.clone();
-    let cold_start: ColdStartFn = Box::new(move |current: &Arc<dyn Target>, method: &str| {
+    let reopen: ReopenFn = Box::new(move |current: &Arc<dyn Target>, action: &Reopen| {
+        let Reopen::Evict(method) = action else {
+            return Err(Error::other("a kept load (phases.load.reuse) is for the embedded engines only"));
+        };
         let done = crate::control::request("restart_server", json!({"method": method}), RESTART_LIMIT)?;
         restarted.await_ready(RESTART_LIMIT)?;
         Ok((done, current.clone()))
     });
-    Ok((server, cold_start))
+    Ok((server, reopen))
 }
 
 /// Closes the store on a thread of its own and waits at most `limit`: an engine that failed
