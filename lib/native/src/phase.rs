@@ -187,158 +187,205 @@ fn encode_share(share: &Share) -> Value {
 }
 
 pub fn run_phase(spec: &PhaseSpec, workers: Vec<Worker>, target: &Arc<dyn Target>) -> PhaseResult {
-    let start = Instant::now();
-    let clock = Clock { start, start_wall: now(), length_s: spec.interval_s };
-    let last_index = spec.duration_s.map(|d| ((d / spec.interval_s).round() as i64 - 1).max(0));
-    let end = spec.duration_s.map(|d| start + Duration::from_secs_f64(d));
-    let recorders: Vec<Arc<Recorder>> = workers.iter().map(|_| Arc::new(Recorder::new(clock, spec.slow_us))).collect();
-    let stop = Arc::new(AtomicBool::new(false));
-    let failures: Arc<Mutex<Vec<Error>>> = Arc::new(Mutex::new(Vec::new()));
+    let mut phase = Coordinator::new(spec, target, workers.len());
+    phase.announce();
+    let threads = phase.spawn(workers);
+    let (stopped_by, steady_at) = phase.coordinate(&threads);
+    join_workers(threads, &phase.failures);
+    phase.finish(stopped_by, steady_at)
+}
+
+/// One phase's coordinator: it starts the workers, closes each interval as its time passes,
+/// watches for the end (duration, the driver's steady verdict, a finding, a signal, the
+/// workers' finishing) and reports the phase.
+struct Coordinator<'a> {
+    spec: &'a PhaseSpec,
+    target: &'a Arc<dyn Target>,
+    start: Instant,
+    clock: Clock,
+    last_index: Option<i64>,
+    end: Option<Instant>,
+    recorders: Vec<Arc<Recorder>>,
+    stop: Arc<AtomicBool>,
+    failures: Arc<Mutex<Vec<Error>>>,
     // When the last worker returned: a phase that ends by its workers' finishing ends then, not
     // when the coordinator next wakes (which may be past an interval boundary).
-    let last_done: Arc<Mutex<Option<Instant>>> = Arc::new(Mutex::new(None));
-    emit("phase_start", json!({"phase": spec.name, "t": clock.start_wall, "workers": workers.len(),
-                               "interval_s": spec.interval_s, "duration_s": spec.duration_s,
-                               "until_steady": spec.until_steady,
-                               "cpu_sample_every": CPU_SAMPLE_EVERY}));
-    if HANG_AT.get() == Some(&spec.name) {
-        // After phase_start, as a runner stuck inside a phase: the driver sees a phase that
-        // never reports an interval, and a SIGTERM that is not acted on (only SIGKILL ends it).
-        loop {
-            std::thread::sleep(Duration::from_secs(3600));
+    last_done: Arc<Mutex<Option<Instant>>>,
+    client_cpu: u64,
+    next_k: i64,
+    total_ops: u64,
+}
+
+impl<'a> Coordinator<'a> {
+    fn new(spec: &'a PhaseSpec, target: &'a Arc<dyn Target>, workers: usize) -> Self {
+        let start = Instant::now();
+        let clock = Clock { start, start_wall: now(), length_s: spec.interval_s };
+        Coordinator {
+            spec, target, start, clock,
+            last_index: spec.duration_s.map(|d| ((d / spec.interval_s).round() as i64 - 1).max(0)),
+            end: spec.duration_s.map(|d| start + Duration::from_secs_f64(d)),
+            recorders: (0..workers).map(|_| Arc::new(Recorder::new(clock, spec.slow_us))).collect(),
+            stop: Arc::new(AtomicBool::new(false)),
+            failures: Arc::new(Mutex::new(Vec::new())),
+            last_done: Arc::new(Mutex::new(None)),
+            client_cpu: client_cpu_ns(),
+            next_k: 0,
+            total_ops: 0,
         }
     }
 
-    let mut threads = Vec::new();
-    for (i, (work, rec)) in workers.into_iter().zip(recorders.iter().cloned()).enumerate() {
-        let (my_stop, my_failures, my_target) = (stop.clone(), failures.clone(), target.clone());
-        let my_done = last_done.clone();
-        let max_errors = spec.max_errors;
-        let phase_name = spec.name.clone();
-        let handle = std::thread::Builder::new().name(format!("{}-{i}", spec.name)).spawn(move || {
-            rec.start_thread();
-            let result = my_target.session().and_then(|ctx| {
-                let mut ctx = crate::calls::recording::wrap(ctx, &phase_name, i);
-                let mut env = Env::new(ctx.as_mut(), &rec, &my_stop, max_errors);
-                work(&mut env)
+    fn announce(&self) {
+        let spec = self.spec;
+        emit("phase_start", json!({"phase": spec.name, "t": self.clock.start_wall, "workers": self.recorders.len(),
+                                   "interval_s": spec.interval_s, "duration_s": spec.duration_s,
+                                   "until_steady": spec.until_steady,
+                                   "cpu_sample_every": CPU_SAMPLE_EVERY}));
+        if HANG_AT.get() == Some(&spec.name) {
+            // After phase_start, as a runner stuck inside a phase: the driver sees a phase that
+            // never reports an interval, and a SIGTERM that is not acted on (only SIGKILL ends it).
+            loop {
+                std::thread::sleep(Duration::from_secs(3600));
+            }
+        }
+    }
+
+    /// One thread per worker, each with its recorder and a session of its own.
+    fn spawn(&self, workers: Vec<Worker>) -> Vec<std::thread::JoinHandle<()>> {
+        let mut threads = Vec::new();
+        for (i, (work, rec)) in workers.into_iter().zip(self.recorders.iter().cloned()).enumerate() {
+            let (stop, failures, target) = (self.stop.clone(), self.failures.clone(), self.target.clone());
+            let done = self.last_done.clone();
+            let (max_errors, phase_name) = (self.spec.max_errors, self.spec.name.clone());
+            let handle = std::thread::Builder::new().name(format!("{}-{i}", self.spec.name)).spawn(move || {
+                rec.start_thread();
+                let result = target.session().and_then(|ctx| {
+                    let mut ctx = crate::calls::recording::wrap(ctx, &phase_name, i);
+                    let mut env = Env::new(ctx.as_mut(), &rec, &stop, max_errors);
+                    work(&mut env)
+                });
+                rec.finish_thread();
+                let now = Instant::now();
+                let mut last = done.lock().unwrap();
+                *last = Some(last.map_or(now, |d| d.max(now)));
+                drop(last);
+                if let Err(e) = result {
+                    failures.lock().unwrap().push(e);
+                    stop.store(true, Ordering::SeqCst);
+                }
             });
-            rec.finish_thread();
-            let now = Instant::now();
-            let mut done = my_done.lock().unwrap();
-            *done = Some(done.map_or(now, |d| d.max(now)));
-            drop(done);
-            if let Err(e) = result {
-                my_failures.lock().unwrap().push(e);
-                my_stop.store(true, Ordering::SeqCst);
-            }
-        });
-        match handle {
-            Ok(h) => threads.push(h),
-            Err(e) => {
-                failures.lock().unwrap().push(Error::other(format!("could not start a worker thread: {e}")));
-                stop.store(true, Ordering::SeqCst);
+            match handle {
+                Ok(h) => threads.push(h),
+                Err(e) => {
+                    self.failures.lock().unwrap().push(Error::other(format!("could not start a worker thread: {e}")));
+                    self.stop.store(true, Ordering::SeqCst);
+                }
             }
         }
+        threads
     }
 
-    let mut next_k: i64 = 0;
-    let mut total_ops: u64 = 0;
-    let client_cpu = std::cell::Cell::new(client_cpu_ns());
-    // Closes intervals next_k..=upto. The final close takes every share left (`take_all`),
-    // counting ops that completed after the phase's end in its last interval.
-    let close = |upto: i64, take_all: bool, final_end: Option<f64>, next_k: &mut i64, total_ops: &mut u64| {
-        let stats = target.stats();
+    /// Closes intervals next_k..=upto. The final close takes every share left (`take_all`),
+    /// counting ops that completed after the phase's end in its last interval.
+    fn close(&mut self, upto: i64, take_all: bool, final_end: Option<f64>) {
+        let stats = self.target.stats();
         let mut merged: std::collections::BTreeMap<i64, Share> = Default::default();
-        let clamp = if take_all { Some(upto) } else { None };
-        for rec in &recorders {
+        for rec in &self.recorders {
             for (k, share) in rec.take(if take_all { i64::MAX } else { upto }) {
-                let key = clamp.map(|c| k.min(c)).unwrap_or(k);
+                let key = if take_all { k.min(upto) } else { k };
                 merged.entry(key).or_default().merge(share);
             }
         }
         // The worker threads' CPU read now belongs to the last interval being closed; so does the
         // whole client's (the runner and the processes it runs beside a server).
-        let thread_cpu: i64 = recorders.iter().map(|r| r.thread_cpu_since_last()).sum();
+        let thread_cpu: i64 = self.recorders.iter().map(|r| r.thread_cpu_since_last()).sum();
         let client_now = client_cpu_ns();
-        let client_delta = client_now.saturating_sub(client_cpu.replace(client_now));
-        for k in *next_k..=upto {
+        let client_delta = client_now.saturating_sub(std::mem::replace(&mut self.client_cpu, client_now));
+        for k in self.next_k..=upto {
             let share = merged.remove(&k).unwrap_or_default();
-            let (t0, mut t1) = clock.bounds(k);
+            let (t0, mut t1) = self.clock.bounds(k);
             if k == upto {
                 if let Some(end) = final_end {
                     t1 = end;
                 }
             }
-            *total_ops += share.ops.iter().map(|(_, s)| s.histogram.len()).sum::<u64>();
+            self.total_ops += share.ops.iter().map(|(_, s)| s.histogram.len()).sum::<u64>();
             emit("interval", json!({
-                "phase": spec.name, "interval": k, "t_start": t0, "t_end": t1, "ops": encode_share(&share),
-                "thread_cpu_ns": if k == upto { thread_cpu } else { 0 }, "engine": stats, "accounting": spec.accounting,
-                "client_cpu_ns": if k == upto { client_delta } else { 0 },
+                "phase": self.spec.name, "interval": k, "t_start": t0, "t_end": t1, "ops": encode_share(&share),
+                "thread_cpu_ns": if k == upto { thread_cpu } else { 0 }, "engine": stats,
+                "accounting": self.spec.accounting, "client_cpu_ns": if k == upto { client_delta } else { 0 },
             }));
         }
-        *next_k = upto + 1;
-    };
-
-    let mut stopped_by = None;
-    let mut steady_at = None;
-    let mut next_poll = Instant::now() + FINDING_POLL;
-    loop {
-        let at = Instant::now();
-        if end.map(|e| at >= e).unwrap_or(false) || ABORT.load(Ordering::SeqCst) {
-            stop.store(true, Ordering::SeqCst);
-        }
-        // The driver judged the intervals closed so far steady: the phase ends with the last of
-        // them, and what the workers did since (the driver's reply time) is not measured.
-        if next_k > 0 && steady_at.is_none() && crate::control::phase_ended(&spec.name) {
-            steady_at = Some(next_k - 1);
-            stop.store(true, Ordering::SeqCst);
-        }
-        if at >= next_poll {
-            next_poll = at + FINDING_POLL;
-            if let Some(found) = target.finding() {
-                let kind = found["event"].as_str().unwrap_or("finding").to_string();
-                emit(&kind, found);
-                stopped_by = Some(kind);
-                stop.store(true, Ordering::SeqCst);
-            }
-        }
-        if stop.load(Ordering::SeqCst) || threads.iter().all(|t| t.is_finished()) {
-            break;
-        }
-        let more = last_index.map(|l| next_k < l).unwrap_or(true);
-        let boundary = clock.start + Duration::from_secs_f64((next_k + 1) as f64 * spec.interval_s);
-        if more && at >= boundary + GRACE {
-            close(next_k, false, None, &mut next_k, &mut total_ops);
-            continue;
-        }
-        let wake = if more { boundary + GRACE } else { end.unwrap_or(at + Duration::from_millis(100)) };
-        let nap = wake.saturating_duration_since(at).clamp(Duration::from_millis(1), Duration::from_millis(100));
-        std::thread::sleep(nap);
+        self.next_k = upto + 1;
     }
-    join_workers(threads, &failures);
-    let finished = last_done.lock().unwrap().filter(|_| end.is_none()).unwrap_or_else(Instant::now);
-    let failures = std::mem::take(&mut *failures.lock().unwrap());
-    let aborted_by_signal = ABORT.load(Ordering::SeqCst);
-    let clean = !aborted_by_signal && failures.is_empty() && stopped_by.is_none();
-    let timed_out_normally = end.is_some() && clean;
-    let ended_at = match steady_at.filter(|_| clean) {
-        Some(k) => Some((k, (k + 1) as f64 * spec.interval_s)),
-        None if timed_out_normally => Some((last_index.unwrap(), spec.duration_s.unwrap())),
-        None => None,
-    };
-    let final_k = ended_at.map(|(k, _)| k).unwrap_or_else(|| clock.index(finished).max(next_k));
-    let final_end = clock.start_wall + ended_at.map(|(_, s)| s).unwrap_or_else(|| finished.duration_since(start).as_secs_f64());
-    // Ops completing after a timed phase's end are counted in its last interval.
-    close(final_k, true, Some(final_end), &mut next_k, &mut total_ops);
-    let aborted = aborted_by_signal || !failures.is_empty();
-    let error = if aborted_by_signal { Some(Error::other("interrupted")) } else { failures.into_iter().next() };
-    let seconds = ended_at.filter(|_| steady_at.is_some()).map(|(_, s)| s)
-        .unwrap_or_else(|| finished.duration_since(start).as_secs_f64());
-    let result = PhaseResult { seconds, ops: total_ops, aborted, error, stopped_by, steady_at };
-    emit("phase_end", json!({"phase": spec.name, "t": now(), "seconds": result.seconds, "ops": result.ops,
-                             "aborted": result.aborted, "stopped_by": result.stopped_by,
-                             "steady_at_interval": result.steady_at,
-                             "error": result.error.as_ref().map(|e| format!("{}: {}", e.type_name(), e.message)),
-                             "fatal": result.error.as_ref().map(|e| e.kind == Kind::Fatal).unwrap_or(false)}));
-    result
+
+    /// Until the phase ends: closes intervals as they pass; returns the finding that stopped it
+    /// and the interval the driver judged it steady at, if either.
+    fn coordinate(&mut self, threads: &[std::thread::JoinHandle<()>]) -> (Option<String>, Option<i64>) {
+        let (mut stopped_by, mut steady_at) = (None, None);
+        let mut next_poll = Instant::now() + FINDING_POLL;
+        loop {
+            let at = Instant::now();
+            if self.end.map(|e| at >= e).unwrap_or(false) || ABORT.load(Ordering::SeqCst) {
+                self.stop.store(true, Ordering::SeqCst);
+            }
+            // The driver judged the intervals closed so far steady: the phase ends with the last
+            // of them, and what the workers did since (the driver's reply time) is not measured.
+            if self.next_k > 0 && steady_at.is_none() && crate::control::phase_ended(&self.spec.name) {
+                steady_at = Some(self.next_k - 1);
+                self.stop.store(true, Ordering::SeqCst);
+            }
+            if at >= next_poll {
+                next_poll = at + FINDING_POLL;
+                if let Some(found) = self.target.finding() {
+                    let kind = found["event"].as_str().unwrap_or("finding").to_string();
+                    emit(&kind, found);
+                    stopped_by = Some(kind);
+                    self.stop.store(true, Ordering::SeqCst);
+                }
+            }
+            if self.stop.load(Ordering::SeqCst) || threads.iter().all(|t| t.is_finished()) {
+                return (stopped_by, steady_at);
+            }
+            let more = self.last_index.map(|l| self.next_k < l).unwrap_or(true);
+            let boundary = self.clock.start + Duration::from_secs_f64((self.next_k + 1) as f64 * self.spec.interval_s);
+            if more && at >= boundary + GRACE {
+                self.close(self.next_k, false, None);
+                continue;
+            }
+            let wake = if more { boundary + GRACE } else { self.end.unwrap_or(at + Duration::from_millis(100)) };
+            let nap = wake.saturating_duration_since(at).clamp(Duration::from_millis(1), Duration::from_millis(100));
+            std::thread::sleep(nap);
+        }
+    }
+
+    /// After the workers have joined: closes the last interval and reports the phase.
+    fn finish(mut self, stopped_by: Option<String>, steady_at: Option<i64>) -> PhaseResult {
+        let spec = self.spec;
+        let finished = self.last_done.lock().unwrap().filter(|_| self.end.is_none()).unwrap_or_else(Instant::now);
+        let failures = std::mem::take(&mut *self.failures.lock().unwrap());
+        let aborted_by_signal = ABORT.load(Ordering::SeqCst);
+        let clean = !aborted_by_signal && failures.is_empty() && stopped_by.is_none();
+        let timed_out_normally = self.end.is_some() && clean;
+        let ended_at = match steady_at.filter(|_| clean) {
+            Some(k) => Some((k, (k + 1) as f64 * spec.interval_s)),
+            None if timed_out_normally => Some((self.last_index.unwrap(), spec.duration_s.unwrap())),
+            None => None,
+        };
+        let final_k = ended_at.map(|(k, _)| k).unwrap_or_else(|| self.clock.index(finished).max(self.next_k));
+        let final_end = self.clock.start_wall
+            + ended_at.map(|(_, s)| s).unwrap_or_else(|| finished.duration_since(self.start).as_secs_f64());
+        // Ops completing after a timed phase's end are counted in its last interval.
+        self.close(final_k, true, Some(final_end));
+        let aborted = aborted_by_signal || !failures.is_empty();
+        let error = if aborted_by_signal { Some(Error::other("interrupted")) } else { failures.into_iter().next() };
+        let seconds = ended_at.filter(|_| steady_at.is_some()).map(|(_, s)| s)
+            .unwrap_or_else(|| finished.duration_since(self.start).as_secs_f64());
+        let result = PhaseResult { seconds, ops: self.total_ops, aborted, error, stopped_by, steady_at };
+        emit("phase_end", json!({"phase": spec.name, "t": now(), "seconds": result.seconds, "ops": result.ops,
+                                 "aborted": result.aborted, "stopped_by": result.stopped_by,
+                                 "steady_at_interval": result.steady_at,
+                                 "error": result.error.as_ref().map(|e| format!("{}: {}", e.type_name(), e.message)),
+                                 "fatal": result.error.as_ref().map(|e| e.kind == Kind::Fatal).unwrap_or(false)}));
+        result
+    }
 }
