@@ -92,94 +92,129 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Tar
         if ABORT.load(Ordering::SeqCst) {
             return Ok(("aborted".into(), Some(Error::other("interrupted"))));
         }
-        match step {
-            Step::Load { threads, interval_s } => {
-                let spec = PhaseSpec { name: "load".into(), interval_s: *interval_s, duration_s: None, max_errors: 0,
-                                       accounting: workload.load_accounting(), slow_us: workload.slow_us(),
-                                       until_steady: None };
-                workload.before_load(store.as_ref())?;
-                let result = run_phase(&spec, workload.load(*threads)?, store);
-                if let Some(event) = workload.after_load(store.as_ref())? {
-                    let kind = event["event"].as_str().unwrap_or("after_load").to_string();
-                    emit(&kind, event);
-                }
-                after_phase(store.as_ref(), "load");
-                if let Some(status) = phase_outcome(&result) {
-                    return Ok((status, result.error));
-                }
-                if let Some(by) = &result.stopped_by {
-                    return stopped(workload, store, by);
-                }
-            }
-            Step::Verify => {
-                let mut ctx = session(store, "verify")?;
-                let (expected, found) = workload.verify(ctx.as_mut())?;
-                emit("load_verified", json!({"expected": expected, "found": found, "ok": expected == found}));
-            }
-            Step::Quiesce { seconds } => {
-                let started = Instant::now();
-                store.checkpoint()?;
-                pause(*seconds);
-                emit("quiesce", json!({"seconds": started.elapsed().as_secs_f64(), "checkpoint": true}));
-            }
+        let ended = match step {
+            Step::Load { threads, interval_s } => load(workload, store, *threads, *interval_s)?,
+            Step::Verify => verify(workload, store)?,
+            Step::Quiesce { seconds } => quiesce(store, *seconds)?,
             Step::ColdStart { method } => {
                 let (done, reopened) = (plan.reopen)(store, &Reopen::Evict(method))?;
                 emit("cold_start", done);
                 *store = reopened;
+                None
             }
-            Step::Restored { from } => emit("load_restored", from.clone()),
-            Step::KeepLoad { dir, origin } => {
-                let (mut done, reopened) = (plan.reopen)(store, &Reopen::CopyTo(Path::new(dir)))?;
-                *store = reopened;
-                std::fs::write(format!("{dir}.json"), serde_json::to_string_pretty(origin).unwrap_or_default())?;
-                done["dir"] = json!(dir);
-                emit("load_kept", done);
+            Step::Restored { from } => {
+                emit("load_restored", from.clone());
+                None
             }
+            Step::KeepLoad { dir, origin } => keep_load(plan, store, dir, origin)?,
             Step::Measure { name, threads, interval_s, duration_s, rate_per_s, until_steady } => {
                 let step = MeasureStep { name: name.clone(), threads: *threads, rate_per_s: *rate_per_s };
                 let spec = PhaseSpec { name: name.clone(), interval_s: *interval_s, duration_s: *duration_s,
                                        max_errors: plan.max_errors, accounting: workload.measure_accounting(),
                                        slow_us: workload.slow_us(), until_steady: until_steady.clone() };
-                let result = run_phase(&spec, workload.measure(&step)?, store);
-                workload.after_measure(name)?;
-                after_phase(store.as_ref(), name);
-                if let Some(status) = phase_outcome(&result) {
-                    return Ok((status, result.error));
-                }
-                if let Some(by) = &result.stopped_by {
-                    return stopped(workload, store, by);
-                }
-                throughput.insert(name.clone(), result.ops as f64 / result.seconds.max(1e-9));
+                measure(workload, store, &step, &spec, &mut throughput)?
             }
             Step::RateSweep { of, fractions, seconds, threads } => {
-                let capacity = *throughput.get(of).ok_or_else(|| Error::other(format!(
-                    "rate_sweep: no measured phase named {of:?} ran before it")))?;
-                for fraction in fractions {
-                    let rate = fraction * capacity;
-                    let name = format!("sweep {fraction}x");
-                    emit("sweep", json!({"phase": name, "fraction": fraction, "offered_per_s": rate,
-                                         "closed_loop_per_s": capacity}));
-                    let step = MeasureStep { name: name.clone(), threads: *threads, rate_per_s: Some(rate) };
-                    let spec = PhaseSpec { name, interval_s: *seconds, duration_s: Some(*seconds),
-                                           max_errors: plan.max_errors, accounting: workload.measure_accounting(),
-                                           slow_us: workload.slow_us(), until_steady: None };
-                    let result = run_phase(&spec, workload.measure(&step)?, store);
-                    if let Some(status) = phase_outcome(&result) {
-                        return Ok((status, result.error));
-                    }
-                }
+                rate_sweep(plan, workload, store, &throughput, of, fractions, *seconds, *threads)?
             }
-            Step::Check => {
-                let started = Instant::now();
-                let mut ctx = session(store, "check")?;
-                let mut result = workload.check(ctx.as_mut())?;
-                result["seconds"] = json!(started.elapsed().as_secs_f64());
-                result["atomic"] = json!(ctx.atomic());
-                emit("consistency", result);
-            }
+            Step::Check => check(workload, store)?,
+        };
+        if let Some(outcome) = ended {
+            return Ok(outcome);
         }
     }
     Ok(("complete".into(), None))
+}
+
+/// What a step leaves the plan: None to go on, or the outcome that ends it here.
+type Next = Option<(String, Option<Error>)>;
+
+/// A phase that failed, was interrupted or was stopped by a finding ends the plan.
+fn phase_ended(result: &PhaseResult, workload: &mut dyn Workload, store: &Arc<dyn Target>) -> Result<Next> {
+    if let Some(status) = phase_outcome(result) {
+        return Ok(Some((status, result.error.clone())));
+    }
+    match &result.stopped_by {
+        Some(by) => stopped(workload, store, by).map(Some),
+        None => Ok(None),
+    }
+}
+
+fn load(workload: &mut dyn Workload, store: &Arc<dyn Target>, threads: usize, interval_s: f64) -> Result<Next> {
+    let spec = PhaseSpec { name: "load".into(), interval_s, duration_s: None, max_errors: 0,
+                           accounting: workload.load_accounting(), slow_us: workload.slow_us(), until_steady: None };
+    workload.before_load(store.as_ref())?;
+    let result = run_phase(&spec, workload.load(threads)?, store);
+    if let Some(event) = workload.after_load(store.as_ref())? {
+        let kind = event["event"].as_str().unwrap_or("after_load").to_string();
+        emit(&kind, event);
+    }
+    after_phase(store.as_ref(), "load");
+    phase_ended(&result, workload, store)
+}
+
+fn verify(workload: &mut dyn Workload, store: &Arc<dyn Target>) -> Result<Next> {
+    let mut ctx = session(store, "verify")?;
+    let (expected, found) = workload.verify(ctx.as_mut())?;
+    emit("load_verified", json!({"expected": expected, "found": found, "ok": expected == found}));
+    Ok(None)
+}
+
+fn quiesce(store: &Arc<dyn Target>, seconds: f64) -> Result<Next> {
+    let started = Instant::now();
+    store.checkpoint()?;
+    pause(seconds);
+    emit("quiesce", json!({"seconds": started.elapsed().as_secs_f64(), "checkpoint": true}));
+    Ok(None)
+}
+
+fn keep_load(plan: &Plan, store: &mut Arc<dyn Target>, dir: &str, origin: &Value) -> Result<Next> {
+    let (mut done, reopened) = (plan.reopen)(store, &Reopen::CopyTo(Path::new(dir)))?;
+    *store = reopened;
+    std::fs::write(format!("{dir}.json"), serde_json::to_string_pretty(origin).unwrap_or_default())?;
+    done["dir"] = json!(dir);
+    emit("load_kept", done);
+    Ok(None)
+}
+
+fn measure(workload: &mut dyn Workload, store: &Arc<dyn Target>, step: &MeasureStep, spec: &PhaseSpec,
+           throughput: &mut HashMap<String, f64>) -> Result<Next> {
+    let result = run_phase(spec, workload.measure(step)?, store);
+    workload.after_measure(&step.name)?;
+    after_phase(store.as_ref(), &step.name);
+    let ended = phase_ended(&result, workload, store)?;
+    throughput.insert(step.name.clone(), result.ops as f64 / result.seconds.max(1e-9));
+    Ok(ended)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rate_sweep(plan: &Plan, workload: &mut dyn Workload, store: &Arc<dyn Target>, throughput: &HashMap<String, f64>,
+              of: &str, fractions: &[f64], seconds: f64, threads: usize) -> Result<Next> {
+    let capacity = *throughput.get(of).ok_or_else(|| Error::other(format!(
+        "rate_sweep: no measured phase named {of:?} ran before it")))?;
+    for fraction in fractions {
+        let rate = fraction * capacity;
+        let name = format!("sweep {fraction}x");
+        emit("sweep", json!({"phase": name, "fraction": fraction, "offered_per_s": rate, "closed_loop_per_s": capacity}));
+        let step = MeasureStep { name: name.clone(), threads, rate_per_s: Some(rate) };
+        let spec = PhaseSpec { name, interval_s: seconds, duration_s: Some(seconds), max_errors: plan.max_errors,
+                               accounting: workload.measure_accounting(), slow_us: workload.slow_us(), until_steady: None };
+        let result = run_phase(&spec, workload.measure(&step)?, store);
+        if let Some(status) = phase_outcome(&result) {
+            return Ok(Some((status, result.error)));
+        }
+    }
+    Ok(None)
+}
+
+fn check(workload: &mut dyn Workload, store: &Arc<dyn Target>) -> Result<Next> {
+    let started = Instant::now();
+    let mut ctx = session(store, "check")?;
+    let mut result = workload.check(ctx.as_mut())?;
+    result["seconds"] = json!(started.elapsed().as_secs_f64());
+    result["atomic"] = json!(ctx.atomic());
+    emit("consistency", result);
+    Ok(None)
 }
 
 /// A Store for one of the plan's own steps (recorded as that step when the calls are recorded).
