@@ -206,8 +206,9 @@ unsafe impl Sync for RocksDb {}
 struct SendDb(*mut rocksdb_t);
 unsafe impl Send for SendDb {}
 
-impl RocksDb {
-    pub fn open(dir: &Path, options: &serde_json::Map<String, Value>) -> Result<Self> {
+impl RocksLayout {
+    /// The params' engine options over MongoRocks' defaults; an unknown key or value is an error.
+    fn from_options(options: &serde_json::Map<String, Value>) -> Result<RocksLayout> {
         let o = Options::new("rocksdb", options);
         let defaults = RocksLayout::default();
         let layout = RocksLayout {
@@ -228,53 +229,67 @@ impl RocksDb {
             ..defaults
         };
         o.finish()?;
+        Ok(layout)
+    }
+}
+
+/// RocksDB's options for a layout: the table (block cache, bloom filter, block size), the
+/// memtables and levels, compression per level, the WAL folder, MongoRocks' rate limiter, then
+/// the layout's config string. Returns them with the block cache (the caller destroys both) and
+/// the compression per level.
+unsafe fn db_options(layout: &RocksLayout, wal_dir: &CString) -> Result<(*mut rocksdb_options_t, *mut rocksdb_cache_t, Vec<c_int>)> {
+    let opts = rocksdb_options_create();
+    rocksdb_options_set_create_if_missing(opts, 1);
+    let table = rocksdb_block_based_options_create();
+    let cache = rocksdb_cache_create_lru((layout.cache_mb as usize) << 20);
+    rocksdb_block_based_options_set_block_cache(table, cache);
+    if layout.bloom_bits > 0 {
+        rocksdb_block_based_options_set_filter_policy(table, rocksdb_filterpolicy_create_bloom(layout.bloom_bits as f64));
+    }
+    rocksdb_block_based_options_set_block_size(table, (layout.block_size_kb as usize) << 10);
+    rocksdb_block_based_options_set_format_version(table, layout.format_version);
+    rocksdb_options_set_block_based_table_factory(opts, table);
+    rocksdb_block_based_options_destroy(table);
+    rocksdb_options_set_write_buffer_size(opts, (layout.write_buffer_mb as usize) << 20);
+    rocksdb_options_set_max_write_buffer_number(opts, layout.max_write_buffers as c_int);
+    rocksdb_options_set_level0_slowdown_writes_trigger(opts, layout.level0_slowdown_writes_trigger);
+    rocksdb_options_set_max_background_compactions(opts, layout.max_background_compactions as c_int);
+    rocksdb_options_set_max_background_flushes(opts, layout.max_background_flushes as c_int);
+    rocksdb_options_set_target_file_size_base(opts, layout.target_file_size_mb << 20);
+    rocksdb_options_set_max_bytes_for_level_base(opts, layout.max_bytes_for_level_base_mb << 20);
+    rocksdb_options_set_level_compaction_dynamic_level_bytes(opts, layout.dynamic_level_bytes as c_uchar);
+    rocksdb_options_set_max_open_files(opts, -1);
+    rocksdb_options_set_optimize_filters_for_hits(opts, layout.optimize_filters_for_hits as c_int);
+    let below = compression_code(&layout.compression).unwrap_or(NO_COMPRESSION);
+    let levels: Vec<c_int> = (0..layout.compression_levels)
+        .map(|level| if level < layout.uncompressed_levels { NO_COMPRESSION } else { below })
+        .collect();
+    rocksdb_options_set_compression_per_level(opts, levels.as_ptr(), levels.len());
+    rocksdb_options_set_wal_dir(opts, wal_dir.as_ptr());
+    if layout.statistics {
+        rocksdb_options_enable_statistics(opts);
+    }
+    // MongoRocks' write rate limiter (storage.rocksdb.maxWriteMBPerSec, 1024 MB/s): with a
+    // limiter set, RocksDB also syncs files every 1 MB written (bytes_per_sync).
+    let limiter = rocksdb_ratelimiter_create(layout.rate_limit_mb << 20, 100_000, 10);
+    rocksdb_options_set_ratelimiter(opts, limiter);
+    rocksdb_ratelimiter_destroy(limiter);
+    match apply_config_string(opts, &layout.config_string) {
+        Ok(opts) => Ok((opts, cache, levels)),
+        Err(e) => {
+            rocksdb_cache_destroy(cache);
+            Err(e)
+        }
+    }
+}
+
+impl RocksDb {
+    pub fn open(dir: &Path, options: &serde_json::Map<String, Value>) -> Result<Self> {
+        let layout = RocksLayout::from_options(options)?;
         let path = CString::new(dir.display().to_string()).unwrap();
         let wal_dir = CString::new(dir.join("journal").display().to_string()).unwrap();
         unsafe {
-            let opts = rocksdb_options_create();
-            rocksdb_options_set_create_if_missing(opts, 1);
-            let table = rocksdb_block_based_options_create();
-            let cache = rocksdb_cache_create_lru((layout.cache_mb as usize) << 20);
-            rocksdb_block_based_options_set_block_cache(table, cache);
-            if layout.bloom_bits > 0 {
-                rocksdb_block_based_options_set_filter_policy(table, rocksdb_filterpolicy_create_bloom(layout.bloom_bits as f64));
-            }
-            rocksdb_block_based_options_set_block_size(table, (layout.block_size_kb as usize) << 10);
-            rocksdb_block_based_options_set_format_version(table, layout.format_version);
-            rocksdb_options_set_block_based_table_factory(opts, table);
-            rocksdb_block_based_options_destroy(table);
-            rocksdb_options_set_write_buffer_size(opts, (layout.write_buffer_mb as usize) << 20);
-            rocksdb_options_set_max_write_buffer_number(opts, layout.max_write_buffers as c_int);
-            rocksdb_options_set_level0_slowdown_writes_trigger(opts, layout.level0_slowdown_writes_trigger);
-            rocksdb_options_set_max_background_compactions(opts, layout.max_background_compactions as c_int);
-            rocksdb_options_set_max_background_flushes(opts, layout.max_background_flushes as c_int);
-            rocksdb_options_set_target_file_size_base(opts, layout.target_file_size_mb << 20);
-            rocksdb_options_set_max_bytes_for_level_base(opts, layout.max_bytes_for_level_base_mb << 20);
-            rocksdb_options_set_level_compaction_dynamic_level_bytes(opts, layout.dynamic_level_bytes as c_uchar);
-            rocksdb_options_set_max_open_files(opts, -1);
-            rocksdb_options_set_optimize_filters_for_hits(opts, layout.optimize_filters_for_hits as c_int);
-            let below = compression_code(&layout.compression).unwrap_or(NO_COMPRESSION);
-            let levels: Vec<c_int> = (0..layout.compression_levels)
-                .map(|level| if level < layout.uncompressed_levels { NO_COMPRESSION } else { below })
-                .collect();
-            rocksdb_options_set_compression_per_level(opts, levels.as_ptr(), levels.len());
-            rocksdb_options_set_wal_dir(opts, wal_dir.as_ptr());
-            if layout.statistics {
-                rocksdb_options_enable_statistics(opts);
-            }
-            // MongoRocks' write rate limiter (storage.rocksdb.maxWriteMBPerSec, 1024 MB/s): with a
-            // limiter set, RocksDB also syncs files every 1 MB written (bytes_per_sync).
-            let limiter = rocksdb_ratelimiter_create(layout.rate_limit_mb << 20, 100_000, 10);
-            rocksdb_options_set_ratelimiter(opts, limiter);
-            rocksdb_ratelimiter_destroy(limiter);
-            let opts = match apply_config_string(opts, &layout.config_string) {
-                Ok(o) => o,
-                Err(e) => {
-                    rocksdb_cache_destroy(cache);
-                    return Err(e);
-                }
-            };
-
+            let (opts, cache, levels) = db_options(&layout, &wal_dir)?;
             let mut err: *mut c_char = ptr::null_mut();
             let db = rocksdb_open(opts, path.as_ptr(), &mut err);
             if let Err(e) = take_error(err, &format!("RocksDB could not open {}", dir.display())) {
@@ -284,7 +299,6 @@ impl RocksDb {
             }
             let write_options = rocksdb_writeoptions_create();
             rocksdb_writeoptions_set_sync(write_options, 0);
-            let settings = layout.describe(&levels);
             let engine = RocksDb {
                 db,
                 options: opts,
@@ -292,7 +306,7 @@ impl RocksDb {
                 write_options,
                 conflicts: ConflictTracker::new(),
                 prefixes: Mutex::new(Vec::new()),
-                settings,
+                settings: layout.describe(&levels),
                 closed: Mutex::new(false),
                 flusher: Mutex::new(None),
             };

@@ -198,58 +198,67 @@ unsafe impl Sync for WiredTiger {}
 struct SendPtr(*mut Conn);
 unsafe impl Send for SendPtr {}
 
+/// The params' engine options, read and checked (an unknown key or value is an error): the
+/// layout mongod would give WiredTiger (its extensions still to find), and the journal's commit
+/// interval in milliseconds.
+fn read_options(options: &serde_json::Map<String, Value>) -> Result<(mongod_layout::WiredTigerLayout, i64)> {
+    let o = Options::new("wiredtiger", options);
+    let default_release = releases().first().map(|r| r.0.clone()).unwrap_or_default();
+    let release = o.string("version", &default_release, &[])?;
+    let table_type = o.string("table_type", "btree", &["btree", "lsm"])?;
+    let cache_mb = o.int("cache_size_mb", 256)?;
+    let layout = mongod_layout::WiredTigerLayout {
+        release,
+        cache_mb,
+        compressor: o.string("block_compressor", "snappy", &["none", "snappy", "zstd", "zlib"])?,
+        journal: o.boolean("log", true)?,
+        journal_compressor: o.string("journal_compressor", "snappy", &["none", "snappy", "zlib", "zstd"])?,
+        checkpoint_s: o.int("checkpoint_s", 60)?,
+        checkpoint_log_size_mb: o.int("checkpoint_log_size_mb", 2048)?,
+        session_max: o.int("session_max", 20000)?,
+        eviction_threads: (o.int("eviction_threads_min", 1)?, o.int("eviction_threads_max", 4)?),
+        eviction_dirty: (o.optional_int("eviction_dirty_target")?, o.optional_int("eviction_dirty_trigger")?),
+        close_idle_time_s: o.int("close_idle_time_s", 100000)?,
+        unlogged_user_tables: o.boolean("unlogged_user_tables", false)?,
+        lsm: table_type == "lsm",
+        prefix_compression: o.boolean("index_prefix_compression", true)?,
+        lsm_chunk_mb: o.int("lsm_chunk_mb", mongod_layout::WiredTigerLayout::default_lsm_chunk_mb(cache_mb))?,
+        extensions: Vec::new(),
+    };
+    let journal_commit_ms = o.int("journal_commit_ms", mongod_layout::JOURNAL_COMMIT_MS)?;
+    o.finish()?;
+    Ok((layout, journal_commit_ms))
+}
+
+/// A release that builds its compressors as extensions (Debian's) needs them loaded; one built
+/// with them compiled in (ours) has no such file.
+fn compressor_extensions(api: &Api, compressor: &str) -> Vec<String> {
+    let ext = Path::new(&api.lib_dir).join(format!("libwiredtiger_{compressor}.so"));
+    if compressor != "none" && ext.exists() { vec![ext.display().to_string()] } else { Vec::new() }
+}
+
+/// The settings a run records for this engine (its manifest's engine_config).
+fn layout_settings(layout: &mongod_layout::WiredTigerLayout, journal_commit_ms: i64) -> Value {
+    json!({
+        "table_type": if layout.lsm { "lsm" } else { "btree" },
+        "cache_size_mb": layout.cache_mb, "block_compressor": layout.compressor, "log": layout.journal,
+        "checkpoint_s": layout.checkpoint_s, "journal_commit_ms": journal_commit_ms,
+        "journal_compressor": layout.journal_compressor, "checkpoint_log_size_mb": layout.checkpoint_log_size_mb,
+        "session_max": layout.session_max, "eviction_threads": [layout.eviction_threads.0, layout.eviction_threads.1],
+        "eviction_dirty_target": layout.eviction_dirty.0, "eviction_dirty_trigger": layout.eviction_dirty.1,
+        "close_idle_time_s": layout.close_idle_time_s, "unlogged_user_tables": layout.unlogged_user_tables,
+        "index_prefix_compression": layout.prefix_compression,
+        "lsm_chunk_mb": if layout.lsm { json!(layout.lsm_chunk_mb) } else { Value::Null },
+    })
+}
+
 impl WiredTiger {
     pub fn open(dir: &Path, options: &serde_json::Map<String, Value>) -> Result<Self> {
-        let o = Options::new("wiredtiger", options);
-        let default_release = releases().first().map(|r| r.0.clone()).unwrap_or_default();
-        let release = o.string("version", &default_release, &[])?;
-        let table_type = o.string("table_type", "btree", &["btree", "lsm"])?;
-        let cache_mb = o.int("cache_size_mb", 256)?;
-        let compressor = o.string("block_compressor", "snappy", &["none", "snappy", "zstd", "zlib"])?;
-        let journal = o.boolean("log", true)?;
-        let journal_compressor = o.string("journal_compressor", "snappy", &["none", "snappy", "zlib", "zstd"])?;
-        let checkpoint_s = o.int("checkpoint_s", 60)?;
-        let checkpoint_log_size_mb = o.int("checkpoint_log_size_mb", 2048)?;
-        let session_max = o.int("session_max", 20000)?;
-        let eviction_threads = (o.int("eviction_threads_min", 1)?, o.int("eviction_threads_max", 4)?);
-        let eviction_dirty = (o.optional_int("eviction_dirty_target")?, o.optional_int("eviction_dirty_trigger")?);
-        let close_idle_time_s = o.int("close_idle_time_s", 100000)?;
-        let unlogged_user_tables = o.boolean("unlogged_user_tables", false)?;
-        let journal_commit_ms = o.int("journal_commit_ms", mongod_layout::JOURNAL_COMMIT_MS)?;
-        let prefix_compression = o.boolean("index_prefix_compression", true)?;
-        let lsm_chunk_mb = o.int("lsm_chunk_mb", mongod_layout::WiredTigerLayout::default_lsm_chunk_mb(cache_mb))?;
-        o.finish()?;
-        let api = load(&release)?;
-
-        let mut extensions = Vec::new();
-        if compressor != "none" {
-            // A release that builds compressors as extensions (Debian's) needs them loaded; one
-            // built with them compiled in (ours) has no such file.
-            let ext = Path::new(&api.lib_dir).join(format!("libwiredtiger_{compressor}.so"));
-            if ext.exists() {
-                extensions.push(ext.display().to_string());
-            }
-        }
-        let layout = mongod_layout::WiredTigerLayout {
-            release: release.clone(),
-            cache_mb,
-            compressor: compressor.clone(),
-            journal,
-            journal_compressor: journal_compressor.clone(),
-            checkpoint_s,
-            checkpoint_log_size_mb,
-            session_max,
-            eviction_threads,
-            eviction_dirty,
-            close_idle_time_s,
-            unlogged_user_tables,
-            lsm: table_type == "lsm",
-            prefix_compression,
-            lsm_chunk_mb,
-            extensions,
-        };
+        let (mut layout, journal_commit_ms) = read_options(options)?;
+        let api = load(&layout.release)?;
+        layout.extensions = compressor_extensions(api, &layout.compressor);
         let conn_config = layout.connection_config();
-        if journal {
+        if layout.journal {
             // mongod creates the journal folder before it opens WiredTiger (log=(path=journal)).
             std::fs::create_dir_all(dir.join("journal"))?;
         }
@@ -259,33 +268,25 @@ impl WiredTiger {
         api.check(code, &format!("WiredTiger could not open {} with {conn_config}", dir.display()))?;
         let (mut major, mut minor, mut patch) = (0, 0, 0);
         let banner = unsafe { CStr::from_ptr((api.version)(&mut major, &mut minor, &mut patch)) }.to_string_lossy().into_owned();
-        let record_config = layout.record_table_config();
-        let index_config = layout.index_table_config();
-        let metadata_config = layout.metadata_table_config();
+        let (record_config, index_config) = (layout.record_table_config(), layout.index_table_config());
+        let mut settings = layout_settings(&layout, journal_commit_ms);
+        settings["release"] = json!(format!("{major}.{minor}.{patch}"));
+        settings["banner"] = json!(banner);
+        settings["connection_config"] = json!(conn_config);
+        settings["record_table_config"] = json!(record_config);
+        settings["index_table_config"] = json!(index_config);
         let engine = WiredTiger {
             api,
             conn: Mutex::new(conn),
             tables: Mutex::new(Vec::new()),
-            name: if table_type == "lsm" { "wiredtiger-lsm".into() } else { "wiredtiger".into() },
-            settings: json!({
-                "release": format!("{major}.{minor}.{patch}"), "banner": banner, "table_type": table_type,
-                "cache_size_mb": cache_mb, "block_compressor": compressor, "log": journal,
-                "checkpoint_s": checkpoint_s, "journal_commit_ms": journal_commit_ms, "journal_compressor": journal_compressor,
-                "checkpoint_log_size_mb": checkpoint_log_size_mb, "session_max": session_max,
-                "eviction_threads": [eviction_threads.0, eviction_threads.1],
-                "eviction_dirty_target": eviction_dirty.0, "eviction_dirty_trigger": eviction_dirty.1,
-                "close_idle_time_s": close_idle_time_s, "unlogged_user_tables": unlogged_user_tables,
-                "index_prefix_compression": prefix_compression,
-                "lsm_chunk_mb": if table_type == "lsm" { json!(lsm_chunk_mb) } else { Value::Null },
-                "connection_config": conn_config, "record_table_config": record_config,
-                "index_table_config": index_config,
-            }),
+            name: if layout.lsm { "wiredtiger-lsm".into() } else { "wiredtiger".into() },
+            settings,
             record_config,
             index_config,
-            metadata_config,
+            metadata_config: layout.metadata_table_config(),
             flusher: Mutex::new(None),
         };
-        if journal && journal_commit_ms > 0 {
+        if layout.journal && journal_commit_ms > 0 {
             engine.start_journal(journal_commit_ms as u64)?;
         }
         Ok(engine)
