@@ -27,6 +27,26 @@ def leftover_groups(run_id: str = "") -> list[str]:
 
 
 @needs_cgroups
+def test_an_empty_group_a_live_driver_holds_is_not_taken_for_a_dead_runs(monkeypatch):
+    # Between its runner's exit and the reading of its counters a group is empty; a concurrent
+    # run (this checkout's or another's) must leave it alone. A dead driver's group is removed.
+    held = Cgroup.create(f"enginebench-held-{os.getpid()}", memory=True, io=False)
+    orphan = Cgroup.create(f"enginebench-orphan-{os.getpid()}", memory=True, io=False)
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (cgroups._holders() / orphan.name).write_text(dead.stdout.strip())  # its driver has exited
+    try:
+        removed = cgroups.remove_stale(min_age_s=0)
+        assert str(orphan.paths["memory"]) in removed
+        assert held.paths["memory"].is_dir() and held.memory_report()["limit_bytes"] is not None
+    finally:
+        held.remove()
+        if orphan.paths["memory"].exists():
+            orphan.remove()
+        cgroups._release(orphan.name)
+    assert not (cgroups._holders() / held.name).exists()  # released with its group
+
+
+@needs_cgroups
 def test_group_limits_and_removal(tmp_path):
     device = device_of(tmp_path)
     group = Cgroup.create(f"enginebench-test-{os.getpid()}", memory=True, io=device is not None)

@@ -76,6 +76,7 @@ class Cgroup:
         if v is None:
             raise CgroupError("no cgroup hierarchy is mounted at /sys/fs/cgroup")
         group = cls(name, v)
+        _hold(name)
         try:
             if v == 1:
                 for controller, wanted in (("memory", memory), ("blkio", io)):
@@ -186,6 +187,38 @@ class Cgroup:
                                           f"{(path / 'cgroup.procs').read_text().split()}")
                     time.sleep(0.05)
         self.paths.clear()
+        _release(self.name)
+
+
+# Which groups a live driver still holds, machine-wide (another checkout's runs included): a
+# group is empty between its runner's exit and its driver's last reading of its counters, and
+# must not be taken for a dead run's then. One file per group, holding its driver's pid.
+def _holders() -> Path:
+    import tempfile
+    return Path(tempfile.gettempdir()) / "enginebench-cgroups"
+
+
+def _hold(name: str) -> None:
+    _holders().mkdir(exist_ok=True)
+    (_holders() / name).write_text(str(os.getpid()))
+
+
+def _release(name: str) -> None:
+    (_holders() / name).unlink(missing_ok=True)
+
+
+def held_by_live_driver(name: str) -> bool:
+    try:
+        pid = int((_holders() / name).read_text())
+    except (OSError, ValueError):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _prepare_v2_parent(controllers: set[str]) -> Path:
@@ -224,12 +257,13 @@ def _bases() -> list[Path]:
 
 
 def remove_stale(min_age_s: float = 120.0) -> list[str]:
-    """Remove enginebench groups left by a run that was killed outright: empty, and older than
-    min_age_s (a concurrent run's group is empty only for the moment before its runner joins)."""
+    """Remove enginebench groups left by a run that was killed outright: empty, older than
+    min_age_s (a concurrent run's group is empty for the moment before its runner joins), and
+    held by no live driver (one is empty again after its runner exits, until it is read)."""
     removed = []
     for base in _bases():
         for group in base.glob(f"{PREFIX}*"):
-            if group.name == f"{PREFIX}home":
+            if group.name == f"{PREFIX}home" or held_by_live_driver(group.name):
                 continue
             try:
                 old = time.time() - group.stat().st_mtime > min_age_s
@@ -258,6 +292,7 @@ def remove_run(run_id: str, wait_s: float = 10.0) -> list[str]:
                         except ProcessLookupError:
                             pass
                     group.rmdir()
+                    _release(group.name)
                     removed.append(str(group))
                 except OSError:
                     if time.time() > deadline:

@@ -211,8 +211,11 @@ class SystemResources:
         if self.cgroup is not None:
             out["cgroup"] = {k: str(v) for k, v in self.cgroup.paths.items()}
             out["cgroup_version"] = self.cgroup.v
-            out["memory"] = self.cgroup.memory_report()
-            out["io"] = self.cgroup.io_report()
+            try:
+                out["memory"] = self.cgroup.memory_report()
+                out["io"] = self.cgroup.io_report()
+            except OSError as exc:  # what the system measured is kept; only these counters are lost
+                out["counters_error"] = f"the group's counters could not be read: {exc}"
         return out
 
     def io_counters(self) -> dict:

@@ -85,28 +85,36 @@ fn load(release: &str) -> Result<&'static Api> {
     }
 }
 
-fn load_release(release: &str) -> std::result::Result<Api, String> {
+/// The shim and library folder of a release built into this runner.
+fn release_files(release: &str) -> std::result::Result<(String, String), String> {
     let known = releases();
     let (_, shim, lib_dir) = known.iter().find(|(v, _, _)| v == release).ok_or_else(|| {
         format!("WiredTiger {release} is not built into this runner; available: {}",
                 known.iter().map(|(v, _, _)| v.as_str()).collect::<Vec<_>>().join(", "))
     })?;
+    Ok((shim.clone(), lib_dir.clone()))
+}
+
+/// A constant the shim exports as a function (WiredTiger's error codes differ by release).
+unsafe fn shim_code(lib: &Library, shim: &str, name: &str) -> std::result::Result<c_int, String> {
+    let f: libloading::Symbol<unsafe extern "C" fn() -> c_int> =
+        lib.get(format!("{name}\0").as_bytes()).map_err(|e| format!("{shim}: {name}: {e}"))?;
+    Ok(f())
+}
+
+fn load_release(release: &str) -> std::result::Result<Api, String> {
+    let (shim, lib_dir) = release_files(release)?;
     unsafe {
-        let lib = Library::new(shim).map_err(|e| format!("could not load the WiredTiger {release} shim {shim}: {e}"))?;
+        let lib = Library::new(&shim).map_err(|e| format!("could not load the WiredTiger {release} shim {shim}: {e}"))?;
         macro_rules! sym {
             ($name:literal) => {
                 *lib.get(concat!($name, "\0").as_bytes()).map_err(|e| format!("{shim}: {}: {e}", $name))?
             };
         }
-        let code = |name: &str| -> std::result::Result<c_int, String> {
-            let f: libloading::Symbol<unsafe extern "C" fn() -> c_int> =
-                lib.get(format!("{name}\0").as_bytes()).map_err(|e| format!("{shim}: {name}: {e}"))?;
-            Ok(f())
-        };
-        let notfound = code("eb_wt_code_notfound")?;
-        let rollback_code = code("eb_wt_code_rollback")?;
-        let duplicate_code = code("eb_wt_code_duplicate_key")?;
-        let panic_code = code("eb_wt_code_panic")?;
+        let notfound = shim_code(&lib, &shim, "eb_wt_code_notfound")?;
+        let rollback_code = shim_code(&lib, &shim, "eb_wt_code_rollback")?;
+        let duplicate_code = shim_code(&lib, &shim, "eb_wt_code_duplicate_key")?;
+        let panic_code = shim_code(&lib, &shim, "eb_wt_code_panic")?;
         Ok(Api {
             version: sym!("eb_wt_version"),
             strerror: sym!("eb_wt_strerror"),
@@ -143,7 +151,7 @@ fn load_release(release: &str) -> std::result::Result<Api, String> {
             duplicate_code,
             rollback_code,
             panic_code,
-            lib_dir: lib_dir.clone(),
+            lib_dir,
             release: release.to_string(),
             _lib: lib,
         })

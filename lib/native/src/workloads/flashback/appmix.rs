@@ -219,18 +219,8 @@ impl Iterator for Operations {
             "profile" => record(USERS, "query", "get", json!({"index": null, "key": [app.user(rng)]})),
             "feed" => record(POSTS, "query", "scan", json!({"index": POST_INDEX, "prefix": [app.user(rng)],
                                                             "reverse": true, "limit": 20})),
-            "user_range" => {
-                let (lo, hi) = (((TIME_SPAN as f64) / 2e4).ln(), ((TIME_SPAN as f64) / 4.0).ln());
-                let width = rng.uniform(lo, hi).exp() as i64;
-                let low = rng.randrange(0, TIME_SPAN - width);
-                record(POSTS, "query", "scan", json!({"index": POST_INDEX, "prefix": [app.user(rng)], "low": low,
-                                                      "high": low + width}))
-            }
-            "id_range" => {
-                let width = rng.uniform(0.0, 2000f64.ln()).exp() as i64;
-                let low = rng.randrange(0, (settled - width).max(1));
-                record(POSTS, "query", "scan", json!({"index": null, "low": low, "high": low + width - 1}))
-            }
+            "user_range" => user_range(&app, rng),
+            "id_range" => id_range(rng, settled),
             "count" => record(POSTS, "count", "count", json!({"index": POST_INDEX, "prefix": [app.user(rng)]})),
             "like" => record(POSTS, "update", "update", json!({"index": null, "key": [rng.randrange(0, settled)],
                                                                "inc": {"likes": 1}})),
@@ -244,18 +234,37 @@ impl Iterator for Operations {
             // remove: a settled post not removed before; with too few left, a count instead
             _ if self.removed.len() as i64 >= settled / 2 =>
                 record(POSTS, "count", "count", json!({"index": POST_INDEX, "prefix": [app.user(rng)]})),
-            _ => {
-                let mut victim = rng.randrange(0, settled);
-                while self.removed.contains(&victim) {
-                    victim = rng.randrange(0, settled);
-                }
-                self.removed.insert(victim);
-                record(POSTS, "remove", "delete", json!({"index": null, "key": [victim]}))
-            }
+            _ => remove(rng, &mut self.removed, settled),
         };
         out["ts"] = json!(self.t);
         Some(out)
     }
+}
+
+/// A settled post not removed before.
+fn remove(rng: &mut Random, removed: &mut HashSet<i64>, settled: i64) -> Value {
+    let mut victim = rng.randrange(0, settled);
+    while removed.contains(&victim) {
+        victim = rng.randrange(0, settled);
+    }
+    removed.insert(victim);
+    record(POSTS, "remove", "delete", json!({"index": null, "key": [victim]}))
+}
+
+/// A user's posts over a time window of log-uniform width (1/20,000 to 1/4 of the span).
+fn user_range(app: &AppMix, rng: &mut Random) -> Value {
+    let (lo, hi) = (((TIME_SPAN as f64) / 2e4).ln(), ((TIME_SPAN as f64) / 4.0).ln());
+    let width = rng.uniform(lo, hi).exp() as i64;
+    let low = rng.randrange(0, TIME_SPAN - width);
+    record(POSTS, "query", "scan", json!({"index": POST_INDEX, "prefix": [app.user(rng)], "low": low,
+                                          "high": low + width}))
+}
+
+/// Settled posts over an id range of log-uniform width (1 to 2,000).
+fn id_range(rng: &mut Random, settled: i64) -> Value {
+    let width = rng.uniform(0.0, 2000f64.ln()).exp() as i64;
+    let low = rng.randrange(0, (settled - width).max(1));
+    record(POSTS, "query", "scan", json!({"index": null, "low": low, "high": low + width - 1}))
 }
 
 #[cfg(test)]

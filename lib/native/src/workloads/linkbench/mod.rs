@@ -393,16 +393,7 @@ impl Requester {
         let op = self.draw_op();
         let s = self.s.clone();
         match op {
-            "ADD_LINK" | "UPDATE_LINK" => {
-                let id1 = s.link_writes.choose(&mut self.rng);
-                let t = self.rng.randrange(0, s.link_types.len() as i64) as usize;
-                let id2 = self.id2(id1, t, p_exist(op));
-                let time = wall_ms();
-                let size = lognormal_size(&mut self.rng, s.cfg.link_datasize, 1.0, 254);
-                let gen = if op == "ADD_LINK" { &self.link_add } else { &self.link_up };
-                let data = gen.make(&mut self.rng, size);
-                Request::AddLink(op, Link { link_type: s.link_types[t], id1, id2, visibility: ops::VISIBLE, time, version: 0, data })
-            }
+            "ADD_LINK" | "UPDATE_LINK" => self.link_write(&s, op),
             "DELETE_LINK" => {
                 let id1 = s.link_writes.choose(&mut self.rng);
                 let t = self.rng.randrange(0, s.link_types.len() as i64) as usize;
@@ -414,53 +405,9 @@ impl Requester {
                 let link_type = *self.rng.choice(&s.link_types);
                 Request::CountLink { id1, link_type }
             }
-            "MULTIGET_LINK" => {
-                let id1 = s.link_reads.choose(&mut self.rng);
-                let t = self.rng.randrange(0, s.link_types.len() as i64) as usize;
-                let size = geometric_multiget(&mut self.rng);
-                let span = ((s.counts.of(id1, t) as f64 / p_exist(op)).ceil() as i64).max(1);
-                let id2s = if span <= size {
-                    (0..size).map(|j| id1 + j).collect()
-                } else {
-                    let mut chosen: Vec<i64> = Vec::new();
-                    for _ in 0..size {
-                        let mut candidate = 0;
-                        for _attempt in 0..100 { // re-draw duplicates, as ID2Chooser does
-                            candidate = id1 + self.rng.randrange(0, span);
-                            if !chosen.contains(&candidate) {
-                                break;
-                            }
-                        }
-                        if !chosen.contains(&candidate) {
-                            chosen.push(candidate);
-                        }
-                    }
-                    chosen.sort();
-                    chosen
-                };
-                Request::MultigetLink { id1, link_type: s.link_types[t], id2s }
-            }
-            "GET_LINKS_LIST" => {
-                if !self.tail_cache.is_empty() && self.rng.random() * 100.0 < HISTORY_PCT {
-                    // History: the page after the oldest link of a list that hit the limit.
-                    let i = self.rng.randbelow(self.tail_cache.len() as u64) as usize;
-                    let ((id1, link_type), oldest) = self.tail_cache[i];
-                    self.history_queries += 1;
-                    return Request::GetLinksList { id1, link_type, history: Some(oldest) };
-                }
-                let id1 = s.link_reads.choose(&mut self.rng);
-                let link_type = *self.rng.choice(&s.link_types);
-                Request::GetLinksList { id1, link_type, history: None }
-            }
-            "ADD_NODE" => {
-                let time = wall_s();
-                let size = lognormal_size(&mut self.rng, s.cfg.node_datasize, 1.0, (1 << 20) - 1);
-                let data = self.node_add.make(&mut self.rng, size);
-                let node = doc! {"_id": int(self.next_node), "type": int(ops::NODE_TYPE), "version": 1, "time": int(time),
-                                 "data": bytes(data)};
-                self.next_node += self.node_step;
-                Request::AddNode(node)
-            }
+            "MULTIGET_LINK" => self.multiget(&s, op),
+            "GET_LINKS_LIST" => self.links_list(&s),
+            "ADD_NODE" => self.add_node(&s),
             "UPDATE_NODE" => {
                 let node_id = s.node_updates.choose(&mut self.rng);
                 let size = lognormal_size(&mut self.rng, s.cfg.node_datasize, 1.0, (1 << 20) - 1);
@@ -470,6 +417,69 @@ impl Requester {
             "DELETE_NODE" => Request::DeleteNode(s.node_deletes.choose(&mut self.rng)),
             _ => Request::GetNode(s.node_reads.choose(&mut self.rng)),
         }
+    }
+
+    // The draws below are LinkBench's, in its order (the trace tests hold them to it).
+
+    fn link_write(&mut self, s: &Shared, op: &'static str) -> Request {
+        let id1 = s.link_writes.choose(&mut self.rng);
+        let t = self.rng.randrange(0, s.link_types.len() as i64) as usize;
+        let id2 = self.id2(id1, t, p_exist(op));
+        let time = wall_ms();
+        let size = lognormal_size(&mut self.rng, s.cfg.link_datasize, 1.0, 254);
+        let gen = if op == "ADD_LINK" { &self.link_add } else { &self.link_up };
+        let data = gen.make(&mut self.rng, size);
+        Request::AddLink(op, Link { link_type: s.link_types[t], id1, id2, visibility: ops::VISIBLE, time, version: 0, data })
+    }
+
+    fn multiget(&mut self, s: &Shared, op: &'static str) -> Request {
+        let id1 = s.link_reads.choose(&mut self.rng);
+        let t = self.rng.randrange(0, s.link_types.len() as i64) as usize;
+        let size = geometric_multiget(&mut self.rng);
+        let span = ((s.counts.of(id1, t) as f64 / p_exist(op)).ceil() as i64).max(1);
+        let id2s = if span <= size {
+            (0..size).map(|j| id1 + j).collect()
+        } else {
+            let mut chosen: Vec<i64> = Vec::new();
+            for _ in 0..size {
+                let mut candidate = 0;
+                for _attempt in 0..100 { // re-draw duplicates, as ID2Chooser does
+                    candidate = id1 + self.rng.randrange(0, span);
+                    if !chosen.contains(&candidate) {
+                        break;
+                    }
+                }
+                if !chosen.contains(&candidate) {
+                    chosen.push(candidate);
+                }
+            }
+            chosen.sort();
+            chosen
+        };
+        Request::MultigetLink { id1, link_type: s.link_types[t], id2s }
+    }
+
+    fn links_list(&mut self, s: &Shared) -> Request {
+        if !self.tail_cache.is_empty() && self.rng.random() * 100.0 < HISTORY_PCT {
+            // History: the page after the oldest link of a list that hit the limit.
+            let i = self.rng.randbelow(self.tail_cache.len() as u64) as usize;
+            let ((id1, link_type), oldest) = self.tail_cache[i];
+            self.history_queries += 1;
+            return Request::GetLinksList { id1, link_type, history: Some(oldest) };
+        }
+        let id1 = s.link_reads.choose(&mut self.rng);
+        let link_type = *self.rng.choice(&s.link_types);
+        Request::GetLinksList { id1, link_type, history: None }
+    }
+
+    fn add_node(&mut self, s: &Shared) -> Request {
+        let time = wall_s();
+        let size = lognormal_size(&mut self.rng, s.cfg.node_datasize, 1.0, (1 << 20) - 1);
+        let data = self.node_add.make(&mut self.rng, size);
+        let node = doc! {"_id": int(self.next_node), "type": int(ops::NODE_TYPE), "version": 1, "time": int(time),
+                         "data": bytes(data)};
+        self.next_node += self.node_step;
+        Request::AddNode(node)
     }
 
     /// Runs a request; returns the documents it wrote or returned.
