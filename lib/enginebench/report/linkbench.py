@@ -1,6 +1,7 @@
 """LinkBench report pieces: the post's tables next to ours, response times, claims, findings."""
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 import re
@@ -10,7 +11,7 @@ import polars as pl
 from ..paths import reference_dir
 from .claims import (Measured, caveat, claim_line, cpu_comparability, evaluate, load_claims, release_note,
                      verdict_summary)
-from .latency import latency_table
+from .latency import latency_rows, latency_table, stalls_sentence
 from .rundata import RunData, latest_run, load_run, merged_latency, phase_summary
 from .runparams import request_rate
 from .steady import steadiness, steady_finding
@@ -79,8 +80,26 @@ def our_tables(run: RunData) -> dict[str, pl.DataFrame]:
     return {title: pl.DataFrame(rows) for title, rows in out.items()}
 
 
+def steady_run(run: RunData) -> RunData:
+    """The run with each system's query-phase rows narrowed to the intervals that passed the
+    steady rule (all of them for a system that never did): the one window every query figure of
+    the page comes from, claims, findings and tables alike."""
+    ops, intervals = run.ops, run.intervals
+    for system in run.systems:
+        ops = _steady_only(run, ops, system["label"], "run")
+        intervals = _steady_only(run, intervals, system["label"], "run")
+    return dataclasses.replace(run, ops=ops, intervals=intervals)
+
+
 def response_times(run: RunData) -> pl.DataFrame:
-    return latency_table(run, "run")
+    """Latency per system and operation over each system's steady query intervals (the claims'
+    window), with p99.9, the maximum and stalls flagged."""
+    return latency_table(steady_run(run), "run")
+
+
+def stalls(run: RunData) -> str:
+    """The query phase's stalls, in one sentence ('' when none)."""
+    return stalls_sentence(latency_rows(steady_run(run), "run"))
 
 
 # -- claims ---------------------------------------------------------------------------------
@@ -304,13 +323,19 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
         for s in measured:
             series = run_rows.filter(pl.col("system") == s["label"]).sort("interval")["ops_per_s"].to_list()
             rates[s["label"]] = series
-        ranked = sorted(rates, key=lambda k: -statistics.mean(rates[k]))
-        text = ", ".join(f"{k} {statistics.mean(rates[k]):,.0f} ops/s" for k in ranked)
-        lines.append(f"**Query phase.** Mean request rates over {len(rates[ranked[0]])} interval(s): {text}.")
-        if len(ranked) > 1:
-            lines.append(f"{ranked[0]} answered {_ratio_text(statistics.mean(rates[ranked[0]]), statistics.mean(rates[ranked[1]]))} "
+        # The claims' figure: each system's rate over its steady intervals (all, when never steady).
+        steady = steady_run(run)
+        window = {k: (phase_summary(steady.intervals, k, "run") or {}).get("ops_per_s") or 0.0 for k in rates}
+        ranked = sorted(rates, key=lambda k: -window[k])
+        text = ", ".join(f"{k} {window[k]:,.0f} ops/s" for k in ranked)
+        lines.append(f"**Query phase.** Request rates over each system's steady intervals (the figures the "
+                     f"claims use): {text}.")
+        if len(ranked) > 1 and window[ranked[1]]:
+            lines.append(f"{ranked[0]} answered {_ratio_text(window[ranked[0]], window[ranked[1]])} "
                          f"the requests of {ranked[1]}.")
         lines.append(steady_finding(run))  # the one steadiness rule the claims are judged by
+        if stalls(run):
+            lines.append(stalls(run))
         for s in measured:
             cap = ((s.get("resources") or {}).get("io_caps") or {}).get("read_iops")
             summary = phase_summary(run.intervals, s["label"], "run")
