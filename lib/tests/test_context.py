@@ -143,3 +143,15 @@ def test_a_memory_matrix_with_each_engines_own_memory_is_matched_tier_by_tier():
     ratios = {label: _ratio(ours, post, _peers(run, groups, labels)) for ours, labels in groups for label in labels}
     assert ratios["wt.1"] == pytest.approx(32 * MB / (16 << 30)) == ratios["rx.1"]
     assert ratios["wt.3"] == pytest.approx(96 * MB / (48 << 30)) == ratios["rx.3"]
+
+def test_the_engine_table_shows_what_differs_and_lists_what_is_shared(synthetic_run):
+    from enginebench.report.engine_table import split_settings
+    full = context.engine_configuration(synthetic_run)
+    differing, shared = split_settings(full)
+    assert differing.columns[:4] == ["system", "engine", "version", "settings from"]
+    for column in differing.columns[4:]:  # every column left has two values among the systems having it
+        assert full[column].drop_nulls().n_unique() > 1, column
+    shown = {c for c in full.columns[4:] if c not in differing.columns}
+    listed = " ".join(shared)
+    assert all(f"{c} " in listed for c in shown if full[c].drop_nulls().len()), (shown, shared)
+    assert any(line.startswith("rocksdb only: ") and "bloom_bits_per_key 10" in line for line in shared), shared

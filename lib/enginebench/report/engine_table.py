@@ -55,3 +55,26 @@ def engine_configuration(run: RunData) -> pl.DataFrame:
     columns = seen[:4] + [c for c in FIRST if c in seen] + [c for c in seen[4:] if c not in FIRST]
     return pl.DataFrame([{c: row.get(c) for c in columns} for row in rows],
                         schema={c: pl.Utf8 for c in columns})
+
+
+IDENTITY = ("system", "engine", "version", "settings from")
+
+
+def split_settings(table: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:
+    """What a reader compares: the settings whose value differs between the systems that have
+    them, as a table; and, one line per group, the settings every system of the group shares
+    ('every system: oplog yes, ...', 'rocksdb only: bloom_bits_per_key 10, ...')."""
+    differing, shared = [], {}
+    for column in [c for c in table.columns if c not in IDENTITY]:
+        present = table.filter(pl.col(column).is_not_null())
+        values = set(present[column].to_list())
+        if not values:  # recorded by no system
+            continue
+        if len(values) > 1:
+            differing.append(column)
+            continue
+        engines = sorted(set(present["engine"].to_list()))
+        group = "every system" if present.height == table.height else " and ".join(engines) + " only"
+        shared.setdefault(group, []).append(f"{column} {values.pop()}")
+    lines = [f"{group}: {', '.join(settings)}" for group, settings in shared.items()]
+    return table.select([*[c for c in IDENTITY if c in table.columns], *differing]), lines

@@ -11,7 +11,7 @@ from datetime import datetime
 import polars as pl
 
 from ..results.calibration import END_PAUSE_S, SPEED_STEADY, drift, steady
-from .engine_table import engine_configuration
+from .engine_table import engine_configuration, split_settings
 from .gaps import gap_lines
 from .mmap import mmap_lock_lines
 from .rundata import RunData
@@ -227,7 +227,12 @@ def provenance(run: RunData) -> str:
                                         "settings: the engine configuration table below"))
         rows.append((f"runner of {label}", runner_line(info)))
     body = "".join(f"<tr><th class='text'>{html.escape(k)}</th><td class='text'>{html.escape(str(v))}</td></tr>" for k, v in rows)
-    engines = table(engine_configuration(run), "Engine configuration, as the runner recorded it (n/a: not a setting of that engine)")
+    differing, shared = split_settings(engine_configuration(run))
+    engines = table(differing, "Engine settings that differ between the systems, as the runner recorded them "
+                               "(n/a: not a setting of that engine)")
+    if shared:
+        engines += ("<p>Settings the systems share: " + "; ".join(html.escape(line) for line in shared)
+                    + ". The run's manifest.json holds every recorded setting.</p>")
     return STYLE + f"<table class='eb-table'><caption>Provenance</caption>{body}</table>" + engines + run_files(run)
 
 
