@@ -133,8 +133,10 @@ def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_d
         from .driver import run
         run_dir = str(run(exp, scale, target, systems=systems, sets=sets))
     parameters = {"exp": exp, "scale": scale, "target": target, "run_dir": run_dir}
-    # The report is the run's own, kept in its folder: a later run never replaces it.
+    # The report is the run's own, kept in its folder: a later run never replaces it, and a
+    # re-rendered one (RUN=) goes beside the one before it.
     executed, html_path = Path(run_dir) / "report.ipynb", Path(run_dir) / "report.html"
+    keep_earlier_report(Path(run_dir))
     try:
         papermill.execute_notebook(str(notebook), str(executed), parameters=parameters, kernel_name=KERNEL,
                                    cwd=str(notebook.parent), progress_bar=False, log_output=True,
@@ -146,6 +148,26 @@ def run_experiment(exp: str, scale: str = "default", target: str = "auto", run_d
             write_summary(executed, Path(run_dir))
             publish_if_latest_complete(exp, Path(run_dir), html_path)
     return Report(html_path, Path(run_dir))
+
+
+REPORT_FILES = ("report.html", "report.ipynb", "summary.json")
+
+
+def keep_earlier_report(run_dir: Path) -> list[Path]:
+    """Renames a run's report files to report-<when it was made>.html (and .ipynb, summary-...json)
+    before its report is rendered again; returns the new names."""
+    existing = [run_dir / name for name in REPORT_FILES if (run_dir / name).exists()]
+    if not existing:
+        return []
+    from datetime import datetime
+    made = max(p.stat().st_mtime for p in existing)
+    stamp = datetime.fromtimestamp(made).strftime("%Y%m%d-%H%M%S")
+    kept = []
+    for path in existing:
+        target = path.with_name(f"{path.stem}-{stamp}{path.suffix}")
+        path.rename(target)
+        kept.append(target)
+    return kept
 
 
 def write_summary(executed: Path, run_dir: Path) -> None:

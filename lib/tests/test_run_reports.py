@@ -82,6 +82,19 @@ def test_each_run_keeps_its_own_report_and_a_failed_one_never_replaces_the_lates
     assert (complete / "report.html").read_text() == "<p>the complete run's report</p>"
 
 
+def test_a_report_rendered_again_goes_beside_the_one_before(tmp_path):
+    from enginebench.experiment import keep_earlier_report
+    run = tmp_path / "run"
+    run.mkdir()
+    for name, text in (("report.html", "<p>first</p>"), ("summary.json", "{}"), ("manifest.json", "{}")):
+        (run / name).write_text(text)
+    kept = keep_earlier_report(run)
+    assert sorted(p.name.split("-")[0] for p in kept) == ["report", "summary"]
+    assert not (run / "report.html").exists() and (run / "manifest.json").exists()
+    assert next(p for p in kept if p.suffix == ".html").read_text() == "<p>first</p>"
+    assert keep_earlier_report(run) == []  # nothing left to keep
+
+
 def test_the_collection_page_agrees_with_each_runs_summary(results, monkeypatch):
     """reports/claims.json and claims.csv hold, per claim, the verdict the run's own report showed
     (summary.json), and the page lists every claim of claims.csv."""
