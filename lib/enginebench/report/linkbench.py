@@ -334,8 +334,9 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
             lines.append(f"{ranked[0]} answered {_ratio_text(window[ranked[0]], window[ranked[1]])} "
                          f"the requests of {ranked[1]}.")
         lines.append(steady_finding(run))  # the one steadiness rule the claims are judged by
-        if stalls(run):
-            lines.append(stalls(run))
+        stalled = stalls_sentence(latency_rows(steady, "run"))
+        if stalled:
+            lines.append(stalled)
         for s in measured:
             cap = ((s.get("resources") or {}).get("io_caps") or {}).get("read_iops")
             summary = phase_summary(run.intervals, s["label"], "run")
