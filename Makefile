@@ -84,7 +84,7 @@ experiment: native $(if $(or $(filter mongod uri,$(TARGET)),$(and $(filter auto,
 test: native $(LEGACY_STAMP) $(STANDIN_JAR) $(FERRETDB_BIN)
 	CARGO_TARGET_DIR=$(CURDIR)/.build/native EB_WIREDTIGER_BUILD=$(CURDIR)/.build/wiredtiger/out \
 	    cargo test --release --quiet --manifest-path lib/native/Cargo.toml
-	$(PY) -m pytest -q lib/tests
+	$(PY) -m pytest -q --durations=15 lib/tests
 	$(PY) -m pytest -q --nbval-lax --nbval-current-env --nbval-cell-timeout=600 \
 	    --nbval-sanitize-with tools/nbval-sanitize.cfg notebooks/
 
