@@ -201,14 +201,22 @@ def existing_base(exp: str, scale: str, labels: list[str]) -> Path | None:
     """The newest complete run of exp at scale with exactly the params the base would run (no
     --set) and every one of labels complete: the base need not run again."""
     import json
-    wanted = json.dumps(load_params(exp, scale), sort_keys=True, default=str)
+
+    def comparable(params: dict) -> str:
+        # A kept load off is the same run as one made before the key existed.
+        params = json.loads(json.dumps(params, default=str))
+        load = (params.get("phases") or {}).get("load") or {}
+        if not load.get("reuse"):
+            load.pop("reuse", None)
+        return json.dumps(params, sort_keys=True)
+    wanted = comparable(load_params(exp, scale))
     from .paths import results_dir
     for manifest_path in sorted((results_dir() / exp).glob("*/manifest.json"), reverse=True):
         manifest = json.loads(manifest_path.read_text())
         systems = manifest.get("systems") or {}
         if (manifest.get("status") == "complete" and manifest.get("scale") == scale and not manifest.get("repeat")
                 and all((systems.get(label) or {}).get("status") == "complete" for label in labels)
-                and json.dumps(manifest.get("params"), sort_keys=True, default=str) == wanted):
+                and comparable(manifest.get("params") or {}) == wanted):
             return manifest_path.parent
     return None
 

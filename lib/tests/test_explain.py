@@ -83,3 +83,24 @@ def test_a_smoke_explain_runs_the_variants_and_writes_its_page(isolated_run, mon
     notes = explain.explain_note("linkbench_cached", pl.DataFrame([
         {"id": "lb.load.btree_vs_lsm", "verdict": "does not hold", "published_ratio": 2.0, "measured_ratio": 0.9}]))
     assert "make explain EXP=linkbench_cached CLAIM=lb.load.btree_vs_lsm" in notes and "its page" in notes
+
+
+def test_the_base_is_the_experiments_own_run_with_the_same_params(isolated_run):
+    import json
+    params = load_params("linkbench_cached", "smoke")
+    results = isolated_run / "results" / "linkbench_cached"
+
+    def run(run_id: str, status: str, params: dict, **extra) -> None:
+        (results / run_id).mkdir(parents=True)
+        systems = {s["label"]: {"status": "complete"} for s in params["systems"]}
+        (results / run_id / "manifest.json").write_text(json.dumps(
+            {"status": status, "scale": "smoke", "params": params, "systems": systems, **extra}, default=str))
+    older = json.loads(json.dumps(params, default=str))
+    older["phases"]["load"].pop("reuse")  # a run made before kept loads existed
+    run("20260101-000000-vm", "complete", older)
+    run("20260102-000000-vm", "failed", params)
+    run("20260103-000000-vm", "complete", params, repeat={"group": "g", "index": 1, "of": 3})
+    other = load_params("linkbench_cached", "smoke", ["workload.maxid1=3001"])
+    run("20260104-000000-vm", "complete", other)
+    found = explain.existing_base("linkbench_cached", "smoke", ["wt.op1", "rx.op1"])
+    assert found == results / "20260101-000000-vm"  # complete, alone, same params
