@@ -6,6 +6,7 @@ import json
 import sys
 
 from .params import SCALES, ParamsError, experiments, load_params
+from .settings import settings_page
 from .summary import run_summary
 
 ABORTED = 130  # as a shell reports a run stopped by Ctrl-C
@@ -42,6 +43,7 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--systems", type=_labels, default=None, help=SYSTEMS_HELP)
     e.add_argument("--set", dest="sets", action="append", default=[], help=SET_HELP)
     sub.add_parser("experiments", help="list the experiments")
+    sub.add_parser("settings", help="the named settings 2015 / today per engine option, with sources (docs/settings.md)")
     sub.add_parser("help", help="the commands, variables and experiments with their questions and times")
     sub.add_parser("reports", help="write reports/index.html over all runs")
     c = sub.add_parser("compare", help="compare two runs: what changed, against the noise of repeats and the host's speed")
@@ -144,6 +146,7 @@ COMMANDS = {
     "explain": _explain,
     "all": _all,
     "help": _help,
+    "settings": lambda _args: print(settings_page(), end=""),
     "experiments": lambda _args: print("\n".join(experiments())),
 }
 

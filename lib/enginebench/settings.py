@@ -117,3 +117,40 @@ def describe(setting: str, post: dict[str, dict] | None) -> str:
                     for engine, values in (post or {}).items() if values)
     return ("Settings: 2015 (MongoDB 3.2.0 and its engines' 2015 defaults, emulated where today's engines allow"
             + (f"; the post's own server options: {own}" if own else "") + ").")
+
+
+def settings_page() -> str:
+    """docs/settings.md: the named settings' table, then each experiment's own server options
+    (its params file's `post_settings:`, applied under 2015). `python -m enginebench settings`
+    prints it; lib/tests checks the page against it."""
+    import yaml
+    from .paths import params_dir
+    posts = []
+    for path in sorted(params_dir().glob("*.yaml")):
+        own = (yaml.safe_load(path.read_text()) or {}).get("post_settings") or {}
+        for engine, values in own.items():
+            posts.append(f"- {path.stem}: {engine} " + ", ".join(f"`{k}` {v}" for k, v in values.items()))
+    return ("# The named settings\n\n"
+            "Every system runs under one named setting (`settings: 2015 | today` in a params file, or per\n"
+            "system; `--set settings=today` by hand). An option set on a system by hand always wins. The\n"
+            "engine release (WiredTiger 11.3.1 or 3.2.1) is an option of its own. This page is printed by\n"
+            "`python -m enginebench settings` from lib/enginebench/settings.py; a test keeps them equal.\n\n"
+            + markdown_table()
+            + "\nUnder `2015`, each post's own server options come on top (the params file's `post_settings:`):\n\n"
+            + "\n".join(posts) + "\n")
+
+
+def markdown_table() -> str:
+    """The table of settings_page: per engine and option, its value under each named setting and
+    where each value comes from (SOURCES)."""
+    lines = ["| engine | option | 2015 | today | source (2015) | source (today) |", "|---|---|---|---|---|---|"]
+    engines = dict.fromkeys(engine for setting in SETTINGS for engine in PROFILES[setting])
+    for engine in engines:
+        options = dict.fromkeys(o for setting in SETTINGS for o in PROFILES[setting].get(engine, {}))
+        for option in options:
+            values = [PROFILES[s].get(engine, {}).get(option, "(engine default)") for s in SETTINGS]
+            cells = ["(engine default)" if v is None else str(v).replace("|", "\\|").replace(";", "; ")
+                     for v in values]
+            sources = [SOURCES.get((s, engine, option), "") for s in SETTINGS]
+            lines.append(f"| {engine} | `{option}` | {cells[0]} | {cells[1]} | {sources[0]} | {sources[1]} |")
+    return "\n".join(lines) + "\n"

@@ -100,7 +100,7 @@ def test_engine_configuration_on_a_synthetic_run(synthetic_run):
     assert rows["rx"]["storage.wiredTiger.cacheSizeGB"] == "0.03"
     assert rows["mongo"]["settings from"] == "the params (not run)" and rows["mongo"]["oplog"] == "yes"
     assert "connection_config" not in table.columns and "release" not in table.columns
-    assert table.columns[:5] == ["system", "engine", "version", "settings from", "cache_size_mb"]
+    assert table.columns[:6] == ["system", "engine", "version", "settings", "settings from", "cache_size_mb"]
 
 
 def test_an_experiment_without_setup_rows_is_named():
@@ -148,10 +148,10 @@ def test_the_engine_table_shows_what_differs_and_lists_what_is_shared(synthetic_
     from enginebench.report.engine_table import split_settings
     full = context.engine_configuration(synthetic_run)
     differing, shared = split_settings(full)
-    assert differing.columns[:4] == ["system", "engine", "version", "settings from"]
-    for column in differing.columns[4:]:  # every column left has two values among the systems having it
+    assert differing.columns[:5] == ["system", "engine", "version", "settings", "settings from"]
+    for column in differing.columns[5:]:  # every column left has two values among the systems having it
         assert full[column].drop_nulls().n_unique() > 1, column
-    shown = {c for c in full.columns[4:] if c not in differing.columns}
+    shown = {c for c in full.columns[5:] if c not in differing.columns}
     listed = " ".join(shared)
     assert all(f"{c} " in listed for c in shown if full[c].drop_nulls().len()), (shown, shared)
     assert any(line.startswith("rocksdb only: ") and "bloom_bits_per_key 10" in line for line in shared), shared

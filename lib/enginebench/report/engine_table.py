@@ -42,22 +42,25 @@ def _text(value) -> str | None:
 
 
 def engine_configuration(run: RunData) -> pl.DataFrame:
-    """One row per system: label, engine, version, where the settings come from, then each setting."""
+    """One row per system: label, engine, version, its named settings, where the recorded values
+    come from, then each setting."""
     rows = []
     for system in run.systems:
         recorded = system.get("engine_config")
         settings = _flat(recorded if recorded else {k: v for k, v in system["options"].items() if k != "version"})
         rows.append({"system": system["label"], "engine": system.get("engine_reported") or system["engine"],
                      "version": system.get("version") or system["options"].get("version") or "not recorded",
+                     # the named settings (docs/settings.md gives each value and its source)
+                     "settings": system.get("settings") or run.manifest["params"].get("settings") or "2015",
                      "settings from": "the runner" if recorded else f"the params ({system.get('status')})",
                      **{key: _text(value) for key, value in settings.items()}})
     seen = list(dict.fromkeys(key for row in rows for key in row))
-    columns = seen[:4] + [c for c in FIRST if c in seen] + [c for c in seen[4:] if c not in FIRST]
+    columns = seen[:5] + [c for c in FIRST if c in seen] + [c for c in seen[5:] if c not in FIRST]
     return pl.DataFrame([{c: row.get(c) for c in columns} for row in rows],
                         schema={c: pl.Utf8 for c in columns})
 
 
-IDENTITY = ("system", "engine", "version", "settings from")
+IDENTITY = ("system", "engine", "version", "settings", "settings from")
 
 
 def split_settings(table: pl.DataFrame) -> tuple[pl.DataFrame, list[str]]:

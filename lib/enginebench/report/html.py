@@ -229,7 +229,8 @@ def provenance(run: RunData) -> str:
     body = "".join(f"<tr><th class='text'>{html.escape(k)}</th><td class='text'>{html.escape(str(v))}</td></tr>" for k, v in rows)
     differing, shared = split_settings(engine_configuration(run))
     engines = table(differing, "Engine settings that differ between the systems, as the runner recorded them "
-                               "(n/a: not a setting of that engine)")
+                               "(n/a: not a setting of that engine; each named setting's values and sources: "
+                               "docs/settings.md)")
     if shared:
         engines += ("<p>Settings the systems share: " + "; ".join(html.escape(line) for line in shared)
                     + ". The run's manifest.json holds every recorded setting.</p>")

@@ -5,8 +5,9 @@
 //! its own (store::keys describes the keys). A lookup by `_id` or any index is an index probe
 //! and then a record fetch, as in mongod. Every Store call is one engine transaction, as a
 //! mongod write of a document and its index entries is one storage transaction; inserts of a
-//! batch commit in groups of 64 documents (mongod's internalInsertMaxBatchSize). Write
-//! conflicts roll back and retry the call with mongod's backoff.
+//! batch commit one document per transaction, as MongoDB 3.0/3.2 did, or in groups of
+//! `insert_group` (64 from 3.4: internalInsertMaxBatchSize). Write conflicts roll back and
+//! retry the call with mongod's backoff.
 //!
 //! With `oplog` every write also appends an entry to a capped oplog in the same transaction,
 //! as a replica-set member does (the posts' op1 setups); op0 is the standalone server.
