@@ -35,6 +35,19 @@ def test_a_family_is_complete(name, runner_builds):
     assert name in runner_builds["workloads"], f"the native runner has no {name} workload"
 
 
+@pytest.mark.parametrize("exp", experiments())
+def test_an_experiment_has_its_posts_facts_and_claims(exp):
+    # The notebook's scale table reads setups.csv and its claims table claims.csv: a missing row
+    # would fail only when the report renders.
+    import polars as pl
+    from enginebench.paths import reference_dir
+    from enginebench.report.claims import load_claims
+    facts = pl.read_csv(reference_dir() / "setups.csv", infer_schema_length=0)
+    have = set(facts.filter(pl.col("experiment") == exp)["fact"].to_list())
+    assert {"cache", "database", "measured", "memory", "storage", "threads"} <= have, (exp, have)
+    assert load_claims(exp).height > 0, f"data/reference/claims.csv has no claim of {exp}"
+
+
 def test_the_runner_has_no_family_the_registry_lacks(runner_builds):
     assert set(runner_builds["workloads"]) == set(FAMILIES)
 
