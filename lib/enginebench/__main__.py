@@ -7,7 +7,7 @@ import sys
 
 from .params import SCALES, ParamsError, experiments, load_params
 from .settings import settings_page
-from .summary import run_summary
+from .run_paragraph import run_summary
 
 ABORTED = 130  # as a shell reports a run stopped by Ctrl-C
 

@@ -28,7 +28,7 @@ class RecordStoreOptions(Strict):
 
 
 # Engine settings left unset (None) are those mongod or MongoRocks used, as the native runner
-# applies them (lib/native/src/store/mongod_layout.rs names each setting's source); the run's
+# applies them (lib/native/src/engines/mongod_layout.rs names each setting's source); the run's
 # manifest records every effective value.
 class WiredTigerOptions(RecordStoreOptions):
     # The WiredTiger release: the one built from source, or Debian's older one beside it.

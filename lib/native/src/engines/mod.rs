@@ -8,6 +8,7 @@
 //! here as its 8-byte order-preserving encoding, store::keys::record_key), and index tables
 //! keyed by byte strings.
 pub mod lmdb;
+pub mod mongod_layout;
 mod rocks_conflicts;
 pub mod rocksdb;
 pub mod traced;

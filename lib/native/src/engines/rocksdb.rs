@@ -2,7 +2,7 @@
 //!
 //! One key space; every table is a 4-byte prefix, as MongoRocks gave each collection and index
 //! (the prefixes are kept under a metadata prefix so a reopened database finds them). The
-//! options come from store::mongod_layout::RocksLayout, which cites MongoRocks' source.
+//! options come from engines::mongod_layout::RocksLayout, which cites MongoRocks' source.
 //!
 //! Transactions as MongoRocks ran them (mongo-rocks r3.2.0, src/rocks_recovery_unit.cpp): a
 //! plain DB; each write transaction reads at a snapshot, gathers its writes in a
@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::rocks_conflicts::{ConflictTracker, Transaction};
 use super::{Engine, Options, Session, Table, TableKind, Visit};
 use crate::error::{Error, Result};
-use crate::store::mongod_layout::RocksLayout;
+use crate::engines::mongod_layout::RocksLayout;
 
 #[allow(non_camel_case_types)]
 mod ffi {

@@ -1,6 +1,6 @@
 //! WiredTiger (b-tree or LSM tables), configured as mongod configures it.
 //!
-//! The connection and table configuration strings come from store::mongod_layout, which names
+//! The connection and table configuration strings come from engines::mongod_layout, which names
 //! the mongod source each setting is read from. The release is a system option (`version`):
 //! each release the build found has its own shim (build.rs), loaded at run time.
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 
 use super::{past_range, Engine, Options, Session, Table, TableKind, Visit};
 use crate::error::{Error, Result};
-use crate::store::mongod_layout;
+use crate::engines::mongod_layout;
 
 type Conn = c_void;
 type WtSession = c_void;

@@ -18,7 +18,6 @@ pub mod capped;
 pub mod document;
 pub mod keys;
 pub mod lock;
-pub mod mongod_layout;
 pub mod oplog;
 
 use std::collections::HashMap;
