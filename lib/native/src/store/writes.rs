@@ -1,0 +1,144 @@
+//! How a Ctx writes a document as mongod laid it out: the record, its `_id` and index entries,
+//! and the oplog entry, in the call's transaction.
+use super::*;
+
+impl Ctx {
+    // -- index entries ------------------------------------------------------------------------
+    pub(super) fn key_values<'d>(doc: &'d Document, names: &[String]) -> Vec<&'d Bson> {
+        Self::key_values_with_id(doc, None, names)
+    }
+
+    /// A document's values for an index's fields; `id` stands for an `_id` the document is
+    /// being given as it is inserted.
+    pub(super) fn key_values_with_id<'d>(doc: &'d Document, id: Option<&'d Bson>, names: &[String]) -> Vec<&'d Bson> {
+        const NULL: &Bson = &Bson::Null;
+        names.iter().map(|n| doc.get(n).or(if n == "_id" { id } else { None }).unwrap_or(NULL)).collect()
+    }
+
+    pub(super) fn put_index_entry(&mut self, index: &Index, doc: &Document, generated_id: Option<&Bson>, rid: i64) -> Result<()> {
+        let values = Self::key_values_with_id(doc, generated_id, &index.names);
+        let mut tb = Vec::new();
+        let mut key = keys::encode(&values, &index.directions, &mut tb)?;
+        let bits = keys::type_bits_value(&tb, &values);
+        if index.spec.unique {
+            let mut value = Vec::with_capacity(9 + bits.len());
+            keys::append_record_id(&mut value, rid);
+            value.extend_from_slice(&bits);
+            if !self.kv.insert_new(index.table, &key, &value)? {
+                return Err(Error::duplicate(format!("E11000 duplicate key error index: {}", index.spec.name)));
+            }
+        } else {
+            keys::append_record_id(&mut key, rid);
+            self.kv.put(index.table, &key, &bits)?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn delete_index_entry(&mut self, index: &Index, doc: &Document, rid: i64) -> Result<()> {
+        let values = Self::key_values(doc, &index.names);
+        let mut key = keys::encode(&values, &index.directions, &mut Vec::new())?;
+        if !index.spec.unique {
+            keys::append_record_id(&mut key, rid);
+        }
+        self.kv.delete(index.table, &key)
+    }
+
+    pub(super) fn put_id_entry(&mut self, coll: &Collection, id: &Bson, rid: i64) -> Result<()> {
+        let Some(table) = coll.id_index else { return Ok(()) };
+        let mut tb = Vec::new();
+        let key = keys::encode(&[id], &[1], &mut tb)?;
+        let mut value = Vec::with_capacity(10);
+        keys::append_record_id(&mut value, rid);
+        value.extend_from_slice(&keys::type_bits_value(&tb, &[id]));
+        if !self.kv.insert_new(table, &key, &value)? {
+            return Err(Error::duplicate(format!("E11000 duplicate key error collection: {} index: _id_", coll.name)));
+        }
+        Ok(())
+    }
+
+    pub(super) fn delete_id_entry(&mut self, coll: &Collection, id: &Bson) -> Result<()> {
+        let Some(table) = coll.id_index else { return Ok(()) };
+        let key = keys::encode(&[id], &[1], &mut Vec::new())?;
+        self.kv.delete(table, &key)
+    }
+
+    // -- documents ----------------------------------------------------------------------------
+    /// Writes a new document: record, `_id` entry, index entries, oplog entry. Returns its
+    /// record id and size. A document without `_id` gets a new ObjectId, first, as mongod gives
+    /// it (fixDocumentForInsert); the oplog's entries get none (it has no `_id` index).
+    pub(super) fn insert_one(&mut self, coll: &Arc<Collection>, doc: &Document) -> Result<(i64, i64)> {
+        let generated = (coll.id_index.is_some() && !doc.contains_key("_id"))
+            .then(|| Bson::ObjectId(bson::oid::ObjectId::new()));
+        let raw = match (&generated, document::with_id_first(doc)) {
+            (Some(Bson::ObjectId(id)), _) => document::encode_with_id(doc, id)?,
+            (_, Some(reordered)) => document::encode(&reordered)?,
+            _ => document::encode(doc)?,
+        };
+        let rid = self.next_record_id(coll, raw.len() as i64)?;
+        if let Some(id) = generated.as_ref().or_else(|| doc.get("_id")) {
+            self.put_id_entry(coll, id, rid)?;
+        }
+        self.finish_insert(coll, doc, generated.as_ref(), rid, raw)
+    }
+
+    pub(super) fn next_record_id(&mut self, coll: &Arc<Collection>, size: i64) -> Result<i64> {
+        Ok(match &coll.capped {
+            Some(capped) if capped.is_ring() => capped::ring_place(self, coll, size)?,
+            _ => coll.next_id.fetch_add(1, Ordering::Relaxed),
+        })
+    }
+
+    /// The index entries, the record and the oplog entry of a new document.
+    pub(super) fn finish_insert(&mut self, coll: &Arc<Collection>, doc: &Document, generated_id: Option<&Bson>, rid: i64,
+                     raw: Vec<u8>) -> Result<(i64, i64)> {
+        let indexes = coll.indexes.read().unwrap().clone();
+        for index in &indexes {
+            self.put_index_entry(index, doc, generated_id, rid)?;
+        }
+        let size = self.put_record(coll, rid, &raw)?;
+        self.log("i", coll, document::raw_ref(&raw)?, None)?;
+        Ok((rid, size))
+    }
+
+    /// Stores a new record's bytes and counts it (and, in a capped collection, its space).
+    pub(super) fn put_record(&mut self, coll: &Arc<Collection>, rid: i64, raw: &[u8]) -> Result<i64> {
+        let size = raw.len() as i64;
+        self.kv.put(coll.records, &keys::record_key(rid), raw)?;
+        if let Some(capped) = &coll.capped {
+            if capped.background {
+                if let Some(trim) = &self.store.oplog_trim {
+                    trim.on_insert(self.kv.as_mut(), rid, size)?;
+                }
+            }
+            self.capped_inserts.push((coll.clone(), rid, size));
+        }
+        self.record_deltas.push((coll.clone(), 1));
+        Ok(size)
+    }
+
+    /// Removes a document and its index entries (not logged: callers log what they mean).
+    pub(super) fn remove_record(&mut self, coll: &Arc<Collection>, rid: i64, doc: &Document) -> Result<()> {
+        self.record_deltas.push((coll.clone(), -1));
+        if let Some(id) = doc.get("_id") {
+            self.delete_id_entry(coll, id)?;
+        }
+        let indexes = coll.indexes.read().unwrap().clone();
+        for index in &indexes {
+            self.delete_index_entry(index, doc, rid)?;
+        }
+        self.kv.delete(coll.records, &keys::record_key(rid))
+    }
+
+    /// Appends the oplog entry of a write, in its transaction: built from the write's own bytes
+    /// (`o`, `o2`), never from a copy of its document.
+    pub(super) fn log(&mut self, op: &str, coll: &Collection, o: &RawDocument, o2: Option<&RawDocument>) -> Result<()> {
+        let Some(oplog) = self.store.oplog.clone() else { return Ok(()) };
+        if coll.name == oplog::NAME {
+            return Ok(());
+        }
+        let entry = oplog::entry(op, &coll.name, o, o2);
+        let rid = self.next_record_id(&oplog, entry.as_bytes().len() as i64)?;
+        self.put_record(&oplog, rid, entry.as_bytes())?;
+        Ok(())
+    }
+}
