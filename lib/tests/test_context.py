@@ -155,3 +155,12 @@ def test_the_engine_table_shows_what_differs_and_lists_what_is_shared(synthetic_
     listed = " ".join(shared)
     assert all(f"{c} " in listed for c in shown if full[c].drop_nulls().len()), (shown, shared)
     assert any(line.startswith("rocksdb only: ") and "bloom_bits_per_key 10" in line for line in shared), shared
+
+
+def test_the_scale_line_says_how_long_a_phase_measured_until_steady_ran(synthetic_run):
+    from enginebench.report.page import scale_line
+    synthetic_run.manifest["params"]["phases"]["measure"] = {"threads": 4, "until_steady": True, "min_duration_s": 60,
+                                                             "duration_s": 300, "interval_s": 20}
+    synthetic_run.manifest["systems"]["wt"]["phases"] = [{"phase": "load", "seconds": 80}, {"phase": "run", "seconds": 80.0}]
+    line = scale_line(synthetic_run)
+    assert "measured until steady (60-300 s in 20-s intervals)" in line and "wt 80 s" in line

@@ -139,5 +139,22 @@ def scale_line(run: RunData) -> str:
     if measure.get("duration_s"):
         intervals = int(measure["duration_s"] // measure["interval_s"])
         warmup = f" after {measure['warmup_s']:g} s of warm-up" if measure.get("warmup_s") else ""
-        parts.append(f"measured {intervals} x {measure['interval_s']:g} s{warmup} with {clients}")
+        if measure.get("until_steady"):
+            # What ran: each system's phase ended once steady (report/steady.py), not at its maximum.
+            ran = [f"{p['system']} {p['seconds']:g} s" for p in measured_lengths(run)]
+            parts.append(f"measured until steady ({measure.get('min_duration_s') or 0:g}-{measure['duration_s']:g} s "
+                         f"in {measure['interval_s']:g}-s intervals){warmup} with {clients}"
+                         + (f": {', '.join(ran)}" if ran else ""))
+        else:
+            parts.append(f"measured {intervals} x {measure['interval_s']:g} s{warmup} with {clients}")
     return "; ".join(parts) + "."
+
+
+def measured_lengths(run: RunData) -> list[dict]:
+    """How long each system's measured phase ("run") lasted, as its runner reported."""
+    out = []
+    for label, info in (run.manifest.get("systems") or {}).items():
+        for phase in info.get("phases") or []:
+            if phase.get("phase") == "run" and phase.get("seconds") is not None:
+                out.append({"system": label, "seconds": round(phase["seconds"])})
+    return out
