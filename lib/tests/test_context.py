@@ -164,3 +164,25 @@ def test_the_scale_line_says_how_long_a_phase_measured_until_steady_ran(syntheti
     synthetic_run.manifest["systems"]["wt"]["phases"] = [{"phase": "load", "seconds": 80}, {"phase": "run", "seconds": 80.0}]
     line = scale_line(synthetic_run)
     assert "measured until steady (60-300 s in 20-s intervals)" in line and "wt 80 s" in line
+
+
+def test_a_headline_sentence_says_when_a_claim_holds_in_direction_only():
+    from enginebench.report.page import claim_sentences
+    claims = pl.DataFrame([
+        {"claim": "Load rate for WiredTiger is more than 2X better than RocksDB", "published_ratio": 2.43,
+         "measured_ratio": 6.53, "verdict": "holds", "size": "direction only", "reason": ""},
+        {"claim": "Query rate for WiredTiger is about 1.3X better", "published_ratio": 1.34, "measured_ratio": 1.30,
+         "verdict": "holds", "size": "holds", "reason": ""}])
+    first, second = claim_sentences(claims)
+    assert first == ("Load rate for WiredTiger is more than 2X better than RocksDB: the post 2.43x, this run 6.53x; "
+                     "holds in direction only: outside 1.5x of the post's size.")
+    assert second.endswith("the post 1.34x, this run 1.30x; holds.")
+
+
+def test_a_phase_measured_until_steady_shows_how_long_it_ran_beside_the_post(synthetic_run):
+    synthetic_run.manifest["params"]["phases"]["measure"] = {"threads": 4, "until_steady": True, "min_duration_s": 60,
+                                                             "duration_s": 300, "interval_s": 20}
+    synthetic_run.manifest["systems"]["wt"]["phases"] = [{"phase": "run", "seconds": 80.0}]
+    table = context.scale_mapping(synthetic_run)
+    row = table.filter((pl.col("setting") == "measured part") & (pl.col("systems").str.contains("wt"))).row(0, named=True)
+    assert row["this run"] == "1.33 min (until steady; at most 5 min)", row

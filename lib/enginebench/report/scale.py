@@ -124,6 +124,9 @@ def _measured(run: RunData, system: dict):
     planned = measure.get("duration_s")
     if planned and isinstance(measure.get("threads"), list):
         return Described(planned, f"{_duration(planned)} per client count")
+    ran = [p["seconds"] for p in system.get("phases") or [] if p.get("phase") == "run"]
+    if planned and measure.get("until_steady") and ran:  # ended once steady: what it ran, not its maximum
+        return Described(float(ran[0]), f"{_duration(ran[0])} (until steady; at most {_duration(planned)})")
     if planned:
         return float(planned)
     name = _measured_phase(run)  # no planned duration: the phase lasted as long as its work took
