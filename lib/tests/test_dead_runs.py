@@ -158,3 +158,15 @@ def test_a_run_leaves_no_empty_folder_unless_it_keeps_its_data(tmp_path, keep):
     run.remove(keep=keep)
     assert run.path.is_dir() is keep
     assert list(root.iterdir()) == ([root / "exp"] if keep else [])
+
+
+def test_a_run_id_is_unique_on_the_machine_not_only_in_its_results_folder():
+    """Two drivers with their own results folders (two checkouts, two test workers) that start in
+    the same second get different run ids: the id names the run's machine-wide cgroups."""
+    from enginebench.results import rundir
+    name = f"20991231-235959-test-{os.getpid()}"
+    try:
+        assert rundir.reserve_run_id(name) is True
+        assert rundir.reserve_run_id(name) is False
+    finally:
+        (rundir.RUN_IDS / name).unlink(missing_ok=True)

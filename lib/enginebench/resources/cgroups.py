@@ -283,6 +283,8 @@ def remove_run(run_id: str, wait_s: float = 10.0) -> list[str]:
     removed = []
     for base in _bases():
         for group in base.glob(f"{PREFIX}{run_id}-*"):
+            if held_by_live_driver(group.name):
+                continue  # a live run's, whatever the name says: never kill what a driver still measures
             deadline = time.time() + wait_s
             while group.exists():
                 try:

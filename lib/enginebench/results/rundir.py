@@ -14,7 +14,10 @@ folders kept.
 from __future__ import annotations
 
 import json
+import os
 import socket
+import tempfile
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -26,6 +29,29 @@ from .calibration import calibrate, calibrate_end
 from .owner import alive, boot_id, hostname, identity
 from .provenance import git_state, host_facts, package_versions
 from .tables import interval_row, op_rows
+
+
+# A run id names the run's cgroups, which are machine-wide, so it must be unique on the machine,
+# not only in its results folder: two checkouts (or two test workers, each with its own results
+# folder) can start runs in the same second. A reservation only matters within its second (the
+# stamp moves on), so reservations older than a minute are swept.
+RUN_IDS = Path(tempfile.gettempdir()) / "enginebench-run-ids"
+
+
+def reserve_run_id(name: str) -> bool:
+    RUN_IDS.mkdir(exist_ok=True)
+    for old in RUN_IDS.iterdir():
+        try:
+            if time.time() - old.stat().st_mtime > 60:
+                old.unlink()
+        except OSError:
+            pass  # swept by another driver meanwhile
+    try:
+        with open(RUN_IDS / name, "x") as reservation:
+            reservation.write(str(os.getpid()))
+        return True
+    except FileExistsError:
+        return False
 
 
 class RunFolder:
@@ -52,9 +78,11 @@ class RunFolder:
             name = f"{stamp}-{host}" + ("" if n == 1 else f"-{n}")
             try:
                 (base / name).mkdir()  # atomic: two runs never share a folder
-                break
             except FileExistsError:
                 continue
+            if reserve_run_id(name):
+                break
+            (base / name).rmdir()
         else:
             raise RuntimeError(f"could not create a new results folder under {base}")
         scratch = scratch_dir()
