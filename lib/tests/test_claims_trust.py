@@ -4,7 +4,7 @@ from pathlib import Path
 import polars as pl
 import pytest
 
-from enginebench.report import linkbench as lb
+from enginebench.families.linkbench import report as lb
 from enginebench.report import repeats
 from enginebench.report.claims import (FAILS, HOLDS, HOST_DRIFTED, NOT_EVALUATED, NOT_STEADY, SMOKE, size_column,
                                        verdict_counts, verdict_summary)

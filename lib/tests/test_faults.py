@@ -259,7 +259,7 @@ def _kill_the_runner_in_the_query_phase(tmp_path, monkeypatch, label: str) -> Pa
 
 
 def test_a_runner_killed_in_the_query_phase_keeps_its_verified_load_in_the_findings(tmp_path, monkeypatch):
-    from enginebench.report import linkbench as lb
+    from enginebench.families.linkbench import report as lb
     from enginebench.report.html import number
     from enginebench.report.rundata import phase_summary
     run_dir = _kill_the_runner_in_the_query_phase(tmp_path, monkeypatch, "rx.op1")

@@ -5,7 +5,7 @@ import pytest
 
 from enginebench.flashback import format as F
 from enginebench.report import charts
-from enginebench.report import flashback as fb
+from enginebench.families.flashback import report as fb
 from enginebench.report.claims import NOT_EVALUATED
 from enginebench.report.rundata import load_run
 

@@ -3,7 +3,7 @@ load over time. The generator, the query thread and slow-insert counting are che
 runner's (lib/native/tests/iibench_generator.rs)."""
 import polars as pl
 
-from enginebench.report import iibench as ib
+from enginebench.families.iibench import report as ib
 from enginebench.report.claims import NOT_EVALUATED
 
 from conftest import smoke_run_fixture

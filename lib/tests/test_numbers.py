@@ -1,7 +1,8 @@
 """One number format for every report table, caption and alt text: never exponent notation."""
 import pytest
 
-from enginebench.report import chart_export, linkbench, normalised, scale
+from enginebench.report import chart_export, normalised, scale
+from enginebench.families.linkbench import report as linkbench
 from enginebench.report.numbers import number
 
 

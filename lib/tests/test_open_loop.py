@@ -17,8 +17,8 @@ def test_open_loop_above_capacity(tmp_path, monkeypatch, isolated_run):
     (tmp_path / "params").mkdir()
     (tmp_path / "params" / "linkbench_cached.yaml").write_text(yaml.safe_dump(raw))
     monkeypatch.setattr(loader, "params_dir", lambda: tmp_path / "params")
-    from enginebench.report import linkbench as lb
-    from enginebench.report.linkbench import findings as linkbench_findings
+    from enginebench.families.linkbench import report as lb
+    from enginebench.families.linkbench.report import findings as linkbench_findings
     run = load_run(driver.run("linkbench_cached", "smoke"))
     latency = lb.response_times(run)
     assert (latency["intended_p99_ms"] > 10 * latency["p99_ms"]).all()

@@ -6,7 +6,7 @@ import polars as pl
 import pytest
 
 from enginebench.paths import reference_dir
-from enginebench.report import linkbench_july as july
+from enginebench.families.linkbench import july as july
 
 ROLE = {"wiredtiger": "btree", "rocksdb": "lsm"}
 

@@ -1,9 +1,13 @@
-"""Every family and every engine is complete wherever it must be: a family named in families.py
-has its params model, report module, notebook, an experiment and its workload in the native
-runner (the only implementation of its operations); an engine named in engines.py has its options model, a display name, a mongod engine and
-the native runner's build of it (docs/layout.md: "Adding a family or an engine")."""
+"""Every family and every engine is complete wherever it must be: a family named in
+families/__init__.py has its package (params model, report module, headline pairs), a notebook, an
+experiment and its workload in the native runner (the only implementation of its operations); an
+engine named in engines.py has its options model, a display name, a mongod engine and the native
+runner's build of it (docs/layout.md: "Adding a family or an engine"). The generic report names
+no family: what a family knows lives in its package."""
+import ast
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
@@ -29,6 +33,7 @@ def test_a_family_is_complete(name, runner_builds):
     assert issubclass(model, WorkloadParams) and model.model_fields["name"].default == name
     assert isinstance(model.PHASES, PhaseUse)
     assert callable(family.report_module().claims_table)
+    assert callable(family.pairs_module().normalised_pairs)
     assert family.notebook.is_file()
     assert any(load_params(exp, "smoke")["workload"]["name"] == name for exp in experiments()), \
         f"no params file runs the {name} family"
@@ -72,3 +77,23 @@ def test_the_runner_has_no_engine_the_registry_lacks(runner_builds):
 def test_an_engines_options_are_checked_against_its_own_model():
     with pytest.raises(ValidationError):
         ENGINES["rocksdb"].options(table_type="lsm")
+
+
+def test_the_generic_report_imports_no_family():
+    """report/ is the generic layer: a family's knowledge reaches it only through the registry
+    (families/__init__.py), never by importing a family's modules."""
+    import enginebench.report as report
+    offenders = []
+    for path in Path(report.__file__).parent.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            names = []
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                parts = name.split(".")
+                after = parts[parts.index("families") + 1:] if "families" in parts else []
+                if after and after[0] in FAMILIES:
+                    offenders.append(f"{path.name}: {name}")
+    assert offenders == [], offenders

@@ -2,7 +2,7 @@
 import polars as pl
 
 from enginebench.driver import run
-from enginebench.report import iibench as ib
+from enginebench.families.iibench import report as ib
 from enginebench.report.compare import write_comparison
 from enginebench.report.claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED, WITHIN_NOISE
 from enginebench.report.repeats import combine_claims, group_runs, section, spread_table

@@ -8,10 +8,10 @@ import psutil
 import pytest
 
 from enginebench.report import latency
-from enginebench.report import linkbench as lb
+from enginebench.families.linkbench import report as lb
 from enginebench.report.claims import HOLDS, FAILS, NOT_EVALUATED, NOT_STEADY, SMOKE
 from enginebench.report import repeats
-from enginebench.report.linkbench import findings as linkbench_findings
+from enginebench.families.linkbench.report import findings as linkbench_findings
 from enginebench.report.rundata import latest_run, load_run
 
 

@@ -5,7 +5,7 @@ import polars as pl
 import pytest
 
 from enginebench.params.loader import load_params
-from enginebench.report import sysbench as sb
+from enginebench.families.sysbench import report as sb
 
 from conftest import smoke_run_fixture
 

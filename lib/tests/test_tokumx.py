@@ -10,7 +10,7 @@ import pytest
 from enginebench.families.tokumx.params import Params
 from enginebench.params import ParamsError, load_params
 from enginebench.params.phases import Phases
-from enginebench.report import tokumx as tk
+from enginebench.families.tokumx import report as tk
 from enginebench.report.claims import FAILS, HOLDS, NOT_EVALUATED
 from enginebench.report.rundata import RunData
 

@@ -4,7 +4,8 @@ import polars as pl
 import pytest
 
 import enginebench
-from enginebench.report import over_time, tokumx as tk
+from enginebench.report import over_time
+from enginebench.families.tokumx import report as tk
 from enginebench.report.claims import NOT_EVALUATED
 from enginebench.report.rundata import load_run
 

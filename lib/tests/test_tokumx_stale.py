@@ -127,7 +127,7 @@ def test_stale_secondary_is_a_finding_of_tokumx_insert_20m(tmp_path, isolated_ru
     from enginebench.mongod.binary import identify
     from enginebench.mongod.legacy import modern_min_wire, wire_version
     from enginebench.paths import reference_dir
-    from enginebench.report import tokumx as tk
+    from enginebench.families.tokumx import report as tk
     from enginebench.report.claims import HOLDS
     from enginebench.report.rundata import load_run
 

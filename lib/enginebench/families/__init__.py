@@ -1,8 +1,9 @@
 """The experiment families, each in one record: the one place a family is named.
 
-A family is its params model (families/<name>/params.py: its `workload:` block and what it
-reads of `phases:`), its workload in the native runner (lib/native/src/workloads/<name>), a
-report module (its claims table and the tables only it has) and a notebook. The params schema,
+A family is its package here, families/<name>/: its params model (params.py: its `workload:`
+block and what it reads of `phases:`), its report module (report.py: its claims table and the
+tables only it has) and its headline pairs beside the post's (pairs.py); its workload in the
+native runner (lib/native/src/workloads/<name>) and its notebook. The params schema,
 the reports index and the notebook list are all built from FAMILIES, so adding a family means
 adding its files and one line here (docs/layout.md: "Adding a family or an engine").
 """
@@ -19,7 +20,6 @@ from ..paths import repo_root
 @dataclass(frozen=True)
 class Family:
     name: str
-    report: str    # module: claims_table(run) and the family's own tables
     # Its measured phases depend on nothing its load kept in memory, so they can start from a
     # copy of an earlier load (phases.load.reuse, loads.py).
     load_reusable: bool = False
@@ -32,10 +32,18 @@ class Family:
         return repo_root() / "notebooks" / f"{self.name}.ipynb"
 
     def report_module(self) -> ModuleType:
-        return importlib.import_module(self.report)
+        """claims_table(run) and the family's own tables."""
+        return self._module("report")
 
     def params_module(self) -> ModuleType:
-        return importlib.import_module(f"{__name__}.{self.name}.params")
+        return self._module("params")
+
+    def pairs_module(self) -> ModuleType:
+        """normalised_pairs(run): its headline metrics as the post's pairs beside ours."""
+        return self._module("pairs")
+
+    def _module(self, part: str) -> ModuleType:
+        return importlib.import_module(f"{__name__}.{self.name}.{part}")
 
     @property
     def params_model(self):
@@ -65,11 +73,11 @@ class Family:
 FAMILIES: dict[str, Family] = {f.name: f for f in (
     # LinkBench's and sysbench's requests insert one document each (workloads/linkbench/ops.rs
     # add_link / add_node, workloads/sysbench.rs); LinkBench's requesters start from its params.
-    Family("linkbench", "enginebench.report.linkbench", load_reusable=True, measured_inserts_grouped=False),
-    Family("iibench", "enginebench.report.iibench"),
-    Family("sysbench", "enginebench.report.sysbench", measured_inserts_grouped=False),
-    Family("tokumx", "enginebench.report.tokumx"),
-    Family("flashback", "enginebench.report.flashback"),
+    Family("linkbench", load_reusable=True, measured_inserts_grouped=False),
+    Family("iibench"),
+    Family("sysbench", measured_inserts_grouped=False),
+    Family("tokumx"),
+    Family("flashback"),
 )}
 NAMES = tuple(FAMILIES)
 

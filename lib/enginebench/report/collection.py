@@ -21,7 +21,7 @@ from pathlib import Path
 
 import polars as pl
 
-from ..paths import reference_dir, reports_dir, results_dir
+from ..paths import reference_dir, results_dir
 from .claims import FAILS, HOLDS, VERDICT_CLASSES
 from .runs import newest_complete, runs_by_experiment
 

@@ -4,14 +4,14 @@ scale differs a thousandfold the comparison that survives is the direction: is o
 side of 1 as the post's?
 
 Which rows of the post and which of our figures make each ratio is per family knowledge, kept in
-report/normalised_pairs.py, one small mapping per family; this module only divides and compares."""
+each family's pairs module (families/<name>/pairs.py); this module only divides and compares."""
 from __future__ import annotations
 
 import math
 
 import polars as pl
 
-from .normalised_pairs import PAIRS, Pair
+from .normalised_pairs import Pair, pairs_of
 from .rundata import RunData
 from .numbers import number
 
@@ -55,11 +55,11 @@ def _row(pair: Pair) -> dict:
 
 def normalised_view(run: RunData) -> pl.DataFrame:
     """One row per headline metric the post reports for an engine pair."""
-    family = run.manifest["params"].get("notebook") or run.manifest["params"]["workload"]["name"]
-    if family not in PAIRS:
-        raise ValueError(f"{run.path / 'manifest.json'}: params.notebook {family!r} has no normalised view; "
-                         f"known: {', '.join(PAIRS)}")
-    pairs, why_none = PAIRS[family](run)
+    name = run.manifest["params"].get("notebook") or run.manifest["params"]["workload"]["name"]
+    try:
+        pairs, why_none = pairs_of(run, name)
+    except ValueError as exc:
+        raise ValueError(f"{run.path / 'manifest.json'}: params.notebook: {exc}") from None
     if not pairs:
         return pl.DataFrame([{"metric": "none", "note": why_none}], schema=COLUMNS)
     return pl.DataFrame([_row(p) for p in pairs], schema=COLUMNS)

@@ -9,11 +9,11 @@ import altair as alt
 import numpy as np
 import polars as pl
 
-from . import over_time, palette, unfinished
-from .charts import symlog_axis
-from .claims import Measured, NOT_EVALUATED, caveat, evaluate, load_claims, verdict_summary
-from . import latency
-from .rundata import RunData
+from ...report import over_time, palette, unfinished
+from ...report.charts import symlog_axis
+from ...report.claims import Measured, NOT_EVALUATED, caveat, evaluate, load_claims, verdict_summary
+from ...report import latency
+from ...report.rundata import RunData
 
 PHASE = "run"
 WRITES = ("insert", "insert.capped", "update", "findandmodify", "remove")

@@ -4,9 +4,9 @@ from __future__ import annotations
 import altair as alt
 import polars as pl
 
-from . import palette
-from .charts import time_unit, with_elapsed
-from .tokumx import post_storage
+from ...report import palette
+from ...report.charts import time_unit, with_elapsed
+from .report import post_storage
 
 
 def _in_fitting_unit(series: pl.DataFrame) -> tuple[pl.DataFrame, str]:

@@ -8,12 +8,12 @@ import statistics
 import altair as alt
 import polars as pl
 
-from ..paths import reference_dir
-from . import over_time, palette, unfinished
-from .charts import time_unit
-from .claims import Measured, evaluate, load_claims
-from .rundata import RunData, phase_summary
-from .steady import STEADY_MIN_INTERVALS, STEADY_SPREAD, steadiness
+from ...paths import reference_dir
+from ...report import over_time, palette, unfinished
+from ...report.charts import time_unit
+from ...report.claims import Measured, evaluate, load_claims
+from ...report.rundata import RunData, phase_summary
+from ...report.steady import STEADY_MIN_INTERVALS, STEADY_SPREAD, steadiness
 
 
 def post_matrix() -> pl.DataFrame:

@@ -15,12 +15,12 @@ import re
 
 import polars as pl
 
-from ..paths import reference_dir
-from ..params.plan import measured_steps
-from .claims import FAILS, HOLDS, Measured, NOT_EVALUATED, caveat, claim_line, evaluate, load_claims, verdict_summary
-from .runparams import load_interval_s
-from .rundata import RunData, merged_latency, system_events
-from . import over_time, unfinished
+from ...paths import reference_dir
+from ...params.plan import measured_steps
+from ...report.claims import FAILS, HOLDS, Measured, NOT_EVALUATED, caveat, claim_line, evaluate, load_claims, verdict_summary
+from ...report.runparams import load_interval_s
+from ...report.rundata import RunData, merged_latency, system_events
+from ...report import over_time, unfinished
 
 MB, GB = 1 << 20, 1 << 30
 STALE_CLAIM = "tk.insert20m.stale"

@@ -3,20 +3,19 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import statistics
 import re
 
 import polars as pl
 
-from ..paths import reference_dir
-from .claims import (Measured, caveat, claim_line, cpu_comparability, evaluate, load_claims, release_note,
+from ...paths import reference_dir
+from ...report.claims import (Measured, caveat, claim_line, cpu_comparability, evaluate, load_claims, release_note,
                      verdict_summary)
-from .latency import latency_rows, latency_table, stalls_sentence
-from .rundata import RunData, latest_run, load_run, merged_latency, phase_summary
-from .runparams import request_rate
-from .steady import steadiness, steady_finding
-from . import unfinished
-from .numbers import number
+from ...report.latency import latency_rows, latency_table, stalls_sentence
+from ...report.rundata import RunData, latest_run, load_run, merged_latency, phase_summary
+from ...report.runparams import request_rate
+from ...report.steady import steadiness, steady_finding
+from ...report import unfinished
+from ...report.numbers import number
 
 MB, GiB = 1 << 20, 1 << 30
 GB = 1 << 30
@@ -255,7 +254,7 @@ def _ratio_text(a: float, b: float) -> str:
 
 def open_loop_finding(run: RunData, systems: list[dict], rate: float) -> str:
     """Open loop: did the engine keep up with the arrival rate, and what did waiting add?"""
-    from .rundata import merge_histograms
+    from ...report.rundata import merge_histograms
     parts = []
     for s in systems:
         rows = run.intervals.filter((pl.col("system") == s["label"]) & (pl.col("phase") == "run")).sort("interval")

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..paths import reference_dir
-from .claims import load_claims
+from ...paths import reference_dir
+from ...report.claims import load_claims
 
 CONFIG = {"cached": "cached", "uncached_disk": "larger_than_ram", "uncached_ssd": "larger_than_ram"}
 NAMES = {"wiredtiger": "WiredTiger", "rocksdb": "RocksDB", "tokumx": "TokuMX", "mmapv1": "mmapv1"}

@@ -6,11 +6,11 @@ import math
 import altair as alt
 import polars as pl
 
-from ..paths import reference_dir
-from . import over_time, palette, unfinished
-from .claims import Measured, caveat, claim_line, evaluate, load_claims, release_note, verdict_summary
-from . import latency
-from .rundata import RunData, phase_summary
+from ...paths import reference_dir
+from ...report import over_time, palette, unfinished
+from ...report.claims import Measured, caveat, claim_line, evaluate, load_claims, release_note, verdict_summary
+from ...report import latency
+from ...report.rundata import RunData, phase_summary
 
 MB = 1 << 20
 QUERY_OPS = ("QUERY_PDC", "QUERY_MARKETSEGMENT", "QUERY_REGISTERSEGMENT")

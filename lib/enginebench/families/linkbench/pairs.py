@@ -1,0 +1,43 @@
+"""LinkBench's headline metrics as b-tree / LSM pairs, the post's beside ours (report/normalised.py)."""
+from __future__ import annotations
+
+import polars as pl
+
+from ...report.claims import cpu_comparability
+from ...report.normalised_pairs import BTREE_LSM, Pair, in_gib, labels
+from ...report.rundata import RunData
+from . import report as linkbench
+
+# -- LinkBench: the post's oplog-on rows of MongoDB 3.2 (docs/results.md, "the oplog-on rows"), its last
+# reported hour for the query phase as ours uses our last interval ------------------------------
+LINKBENCH = {"inserts/s (load)": ("load", "ops"), "queries/s": ("run", "ops"), "r/o (queries)": ("run", "r_per_op"),
+             "wKB/o (load)": ("load", "wkb_per_op"), "wKB/o (queries)": ("run", "wkb_per_op"),
+             "cpu/o (load)": ("load", "cpu_per_op"), "cpu/o (queries)": ("run", "cpu_per_op"),
+             "size (du) at the end, GB": ("run", "size_du_gb")}
+LINKBENCH_SETUPS = ("wt.320.op1", "rx.320.op1")
+
+
+def _linkbench_post(config: str, phase: str, column: str) -> tuple[list[float | None], str]:
+    rows = linkbench.reference_table(config).filter(pl.col("phase") == phase)
+    where = "load"
+    if phase == "run":
+        hour = rows["hour"].max()
+        rows, where = rows.filter(pl.col("hour") == hour), f"hour {hour}"
+    values = [next(iter(rows.filter(pl.col("setup") == s)[column].to_list()), None) for s in LINKBENCH_SETUPS]
+    return values, where
+
+
+def normalised_pairs(run: RunData) -> tuple[list[Pair], str]:
+    config = run.manifest["params"]["reference"]["config"]
+    a, b = linkbench.pick_pair(run, "btree", "lsm")
+    out = []
+    for metric, (phase, column) in LINKBENCH.items():
+        (post_a, post_b), where = _linkbench_post(config, phase, column)
+        ours = [linkbench._value(run, s["label"], phase, column, None) if s else None for s in (a, b)]
+        ours = in_gib(ours) if column == "size_du_gb" else ours
+        note = cpu_comparability([a, b], phase) if column == "cpu_per_op" and a and b else None
+        if note:
+            ours = [None, None]
+        out.append(Pair(metric, BTREE_LSM, post_a, post_b, tuple(f"{s} ({where})" for s in LINKBENCH_SETUPS),
+                        *ours, labels(a, b), note or ""))
+    return out, ""

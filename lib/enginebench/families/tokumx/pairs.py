@@ -1,0 +1,36 @@
+"""The TokuMX posts' headline metrics as MMAPv1 / fractal tree pairs, the post's beside ours (report/normalised.py)."""
+from __future__ import annotations
+
+import polars as pl
+
+from ...report.normalised_pairs import Pair, in_gib
+from ...report.rundata import RunData
+from . import report as tokumx
+
+# -- TokuMX: MongoDB's MMAPv1 (b-tree indexes) / TokuMX's fractal tree; with no fractal-tree
+# engine, ours uses the stand-in the params name (workload.stand_in), and says so -----------------
+TOKUMX = {"insert_10m": {"insert rate": ("insert_rate", "insert_rate"), "size, GB": ("storage", "size_gb")},
+          "insert_20m": {"insert rate": ("insert_rate", "insert_rate")},
+          "read_update": {"max updates/s": ("max_update_rate", "max_update_rate")},
+          "read_only": {"max reads/s": ("max_read_rate", "max_read_rate")}}
+MMAP_FRACTAL = "MMAPv1 b-tree / fractal tree"
+
+
+def normalised_pairs(run: RunData) -> tuple[list[Pair], str]:
+    config = run.manifest["params"]["reference"]["config"]
+    ref = tokumx.post_table(config)
+    mmap, fractal = run.complete_of_role("mmap"), run.complete_of_role("fractal")
+    note = ""
+    if fractal is None and "fractal" in tokumx.stand_in_roles(run):
+        fractal = run.complete_of_role(tokumx.stand_in_roles(run)["fractal"])
+        note = f"ours: {fractal['label']} ({fractal['role']}) stands in for the fractal tree"
+    out = []
+    for metric, (post_metric, ours) in TOKUMX[config].items():
+        post = [next((float(v) for v in ref.filter((pl.col("system") == s) & (pl.col("metric") == post_metric))["value"]
+                      if v != "failed"), None) for s in ("MongoDB", "TokuMX")]
+        values = [tokumx._value(run, s["label"], ours) if s else None for s in (mmap, fractal)]
+        values = in_gib(values) if ours == "size_gb" else values
+        out.append(Pair(metric, MMAP_FRACTAL, *post, ("MongoDB", "TokuMX"), *values,
+                        (mmap["label"] if mmap else "no mmap system", fractal["label"] if fractal else "no fractal system"),
+                        note if post[0] is not None else "the post's MongoDB run failed: no figure"))
+    return out, ""
