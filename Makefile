@@ -35,7 +35,7 @@ STANDIN_INPUTS := tools/build_standin.sh tools/standin/pom.xml $(shell find tool
 # The second stand-in, FerretDB (Go, on SQLite), built from the Go module proxy by `make test` too.
 FERRETDB_BIN := .build/ferretdb/ferretdb
 
-.PHONY: all setup native setup-legacy standin ferretdb experiment test test-uri reports compare explain bench clean notebooks help
+.PHONY: all setup native setup-legacy standin ferretdb experiment test test-builds test-uri reports compare explain bench clean notebooks help
 
 # Each experiment's question and timed phases come from its params (lib/enginebench/helptext.py);
 # before `make setup` only the names can be listed.
@@ -80,13 +80,22 @@ experiment: native $(if $(or $(filter mongod uri,$(TARGET)),$(and $(filter auto,
 	@if [ -z "$(EXP)" ]; then echo "make experiment: EXP= is required; one of: $$(ls params | sed 's/\.yaml//' | tr '\n' ' ')" >&2; exit 2; fi
 	$(PY) -m enginebench experiment "$(EXP)" --scale "$(SCALE)" --target "$(TARGET)" --repeat "$(REPEAT)" $(if $(RUN),--run-dir "$(RUN)") $(if $(SYSTEMS),--systems "$(SYSTEMS)") $(foreach s,$(SET),--set "$(s)")
 
-# lib/tests includes one experiment of each family on the stand-in through TARGET=uri.
-test: native $(LEGACY_STAMP) $(STANDIN_JAR) $(FERRETDB_BIN)
+# What `make test` needs, built side by side: the Maven and Go downloads overlap the Python
+# setup and the WiredTiger and Rust compiles, whatever -j the caller gave.
+test-builds:
+	@$(MAKE) --no-print-directory -j4 native $(LEGACY_STAMP) $(STANDIN_JAR) $(FERRETDB_BIN)
+
+# lib/tests includes one experiment of each family on the stand-in through TARGET=uri. The Python
+# tests and the notebooks (nbval) run in one session on TEST_WORKERS processes, each test file on
+# one of them (its module's smoke run is made once); run ids and cgroups are unique per machine,
+# so concurrent runs never meet (lib/enginebench/results/rundir.py).
+TEST_WORKERS ?= 2
+test: test-builds
 	CARGO_TARGET_DIR=$(CURDIR)/.build/native EB_WIREDTIGER_BUILD=$(CURDIR)/.build/wiredtiger/out \
 	    cargo test --release --quiet --manifest-path lib/native/Cargo.toml
-	$(PY) -m pytest -q --durations=15 lib/tests
-	$(PY) -m pytest -q --nbval-lax --nbval-current-env --nbval-cell-timeout=600 \
-	    --nbval-sanitize-with tools/nbval-sanitize.cfg notebooks/
+	$(PY) -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadfile \
+	    --nbval-lax --nbval-current-env --nbval-cell-timeout=600 \
+	    --nbval-sanitize-with tools/nbval-sanitize.cfg lib/tests notebooks/
 
 # All ten experiments at smoke scale on the stand-in through TARGET=uri.
 test-uri: $(STAMP) $(LEGACY_STAMP) $(STANDIN_JAR) $(FERRETDB_BIN)
@@ -110,8 +119,11 @@ explain: native
 	@if [ -z "$(EXP)" ] || [ -z "$(CLAIM)" ]; then echo "make explain: EXP=<experiment> CLAIM=<claim id> are required" >&2; exit 2; fi
 	$(PY) -m enginebench explain "$(EXP)" "$(CLAIM)" --scale "$(SCALE)" --repeat "$(REPEAT)"
 
+# LINKBENCH_RUN=<a complete linkbench_cached default run> takes the headline figures from that run
+# (every experiment run records the perf attribution) instead of making a new one.
+LINKBENCH_RUN ?=
 bench: native
-	$(PY) -m enginebench bench
+	$(PY) -m enginebench bench $(if $(LINKBENCH_RUN),--linkbench-run "$(LINKBENCH_RUN)")
 
 # Re-execute the notebooks at the smoke scale and store their nbval reference outputs; the
 # notebooks themselves are the source (edit them directly). NB=<family> limits it to one.

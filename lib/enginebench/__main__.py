@@ -49,7 +49,10 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("compare", help="compare two runs: what changed, against the noise of repeats and the host's speed")
     c.add_argument("a")
     c.add_argument("b")
-    sub.add_parser("bench", help="measure the harness itself (client CPU, sampler cost, start-up)")
+    b = sub.add_parser("bench", help="measure the harness itself (client CPU, sampler cost, start-up)")
+    b.add_argument("--linkbench-run", default=None,
+                   help="take the LinkBench figures from this complete default-scale linkbench_cached run "
+                        "(made by `make experiment`, perf attribution on) instead of making a new one")
     a = sub.add_parser("all", help="every experiment in turn, skipping those already run from this code, then the collection page")
     a.add_argument("--scale", default="smoke", choices=SCALES)
     a.add_argument("--target", default="auto")
@@ -126,9 +129,9 @@ def _explain(args) -> None:
     print(f"explain: {explain(args.exp, args.claim, args.scale, args.target, args.repeat)}")
 
 
-def _bench(_args) -> None:
+def _bench(args) -> None:
     from .bench import main as bench
-    bench()
+    bench(args.linkbench_run)
 
 
 def _help(_args) -> None:

@@ -235,12 +235,28 @@ def print_table(rows: list[dict]) -> None:
             print(f"{'':42}perf: {r['perf_note']}")
 
 
-def main() -> Path:
+def linkbench_run(given: str | None) -> Path:
+    """A new linkbench_cached default run, or the one given (a results folder, or <exp>/<run id>),
+    checked to be one: the figures are only the headline's when they come from that experiment."""
+    if given is None:
+        return _run(*LINKBENCH)
+    from .report.runs import find_run
+    path = find_run(given, "LINKBENCH_RUN")
+    manifest = json.loads((path / "manifest.json").read_text())
+    found = (manifest.get("experiment"), manifest.get("scale"), manifest.get("status"))
+    if found != (*LINKBENCH, "complete"):
+        raise ValueError(f"{path / 'manifest.json'}: LINKBENCH_RUN must be a complete {LINKBENCH[0]} run at "
+                         f"scale {LINKBENCH[1]}; this one is {found[0]} at scale {found[1]}, {found[2]}")
+    return path
+
+
+def main(given_linkbench_run: str | None = None) -> Path:
     ok, why = perfshare.available()
     if not ok:
         print(f"note: the engine's share of the runner's CPU is not measured: {why}")
-    print("linkbench_cached, default scale (docs/tests.md's figures):")
-    headline = phase_figures(_run(*LINKBENCH))
+    run_dir = linkbench_run(given_linkbench_run)
+    print(f"linkbench_cached, default scale (docs/tests.md's figures), run {run_dir}:")
+    headline = phase_figures(run_dir)
     print_table(headline)
     print("\nevery family at its smoke scale (seconds of work per phase):")
     families = [row for exp in FAMILIES for row in phase_figures(_run(exp, "smoke"))]
@@ -259,7 +275,7 @@ def main() -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     path = out_dir / f"{stamp}-{socket.gethostname().split('.')[0]}.json"
-    path.write_text(json.dumps({"linkbench_default": headline, "families_smoke": families, "clients": clients,
+    path.write_text(json.dumps({"linkbench_run": str(run_dir), "linkbench_default": headline, "families_smoke": families, "clients": clients,
                                 "harness": harness, "devices": devices, "perf": {"available": ok, "why_not": why}}, indent=2))
     print(f"written: {path}")
     return path

@@ -1,0 +1,32 @@
+"""`make bench LINKBENCH_RUN=...`: the headline figures come from the run named only when it is a
+complete linkbench_cached run at the default scale; anything else is one error naming the file,
+what was found and what is needed, before anything runs."""
+import json
+
+import pytest
+
+from enginebench import bench
+
+
+def _run(tmp_path, experiment, scale, status):
+    path = tmp_path / experiment / "20990101-000000-host"
+    path.mkdir(parents=True)
+    (path / "manifest.json").write_text(json.dumps({"experiment": experiment, "scale": scale, "status": status}))
+    return path
+
+
+def test_a_complete_default_linkbench_cached_run_is_taken_as_it_is(tmp_path):
+    path = _run(tmp_path, "linkbench_cached", "default", "complete")
+    assert bench.linkbench_run(str(path)) == path
+
+
+@pytest.mark.parametrize("experiment, scale, status", [("linkbench_cached", "smoke", "complete"),
+                                                       ("iibench_500m", "default", "complete"),
+                                                       ("linkbench_cached", "default", "aborted")])
+def test_any_other_run_is_refused_naming_what_it_is(tmp_path, experiment, scale, status):
+    path = _run(tmp_path, experiment, scale, status)
+    with pytest.raises(ValueError) as error:
+        bench.linkbench_run(str(path))
+    message = str(error.value)
+    assert str(path / "manifest.json") in message and "LINKBENCH_RUN" in message
+    assert f"{experiment} at scale {scale}, {status}" in message
