@@ -1,9 +1,11 @@
 //! What each workload operation asks of the engine, set against the plan mongod 3.2 chose for
 //! the same operation (sources: mongo@r3.2.0, mongo-rocks@r3.2.0, Percona-Lab/linkbenchX@84aeea1,
 //! tmcallaghan/iibench-mongodb@4215862; each test names the function it follows). The engine is
-//! WiredTiger behind a recorder (engines::traced); "get" is a point lookup (WT search, Rocks
-//! Get), "seek" an index cursor positioned at a key that read at most one entry (WT search_near,
-//! Rocks Seek), "scan" one that read more.
+//! WiredTiger or RocksDB behind a recorder (engines::traced), each test on both where the plan
+//! is the store's, not the engine's; "get" is a point lookup (WT search, Rocks Get), "seek" an
+//! index cursor positioned at a key that read at most one entry (WT search_near, Rocks Seek),
+//! "scan" one that read more; "insert" a write that fails on an existing key (a unique index,
+//! as mongod's unique-index insert checks for a duplicate), "put" one that does not.
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -19,6 +21,14 @@ struct Fixture {
     _dir: tempdir::Dir,
     traced: Arc<Traced>,
     store: Arc<RecordStore>,
+}
+
+// The engine is closed (its background threads stopped) before its folder is removed: an open
+// WiredTiger whose journal folder disappears panics.
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = self.store.close();
+    }
 }
 
 mod tempdir {
@@ -39,8 +49,19 @@ mod tempdir {
     }
 }
 
+/// The engines whose record store the access-path tests run on.
+const ENGINES: [&str; 2] = ["wiredtiger", "rocksdb"];
+
 fn fixture(name: &str, oplog: bool, insert_group: usize) -> Fixture {
     on_engine("wiredtiger", name, oplog, insert_group, 64 << 20)
+}
+
+/// The test's body once on each of ENGINES, in its own folder.
+fn each_engine(name: &str, body: impl Fn(&Fixture, &str)) {
+    for engine in ENGINES {
+        let f = on_engine(engine, &format!("{name}-{engine}"), false, 1, 64 << 20);
+        body(&f, engine);
+    }
 }
 
 fn on_engine(engine: &str, name: &str, oplog: bool, insert_group: usize, oplog_bytes: i64) -> Fixture {
@@ -103,47 +124,53 @@ fn linkbench(f: &Fixture) -> Ctx {
 fn get_node_is_idhack_two_point_lookups() {
     // LinkStoreMongoDBv2.getNodeImpl: find({_id}) -> IDHackStage (idhack.cpp): findSingle (the
     // unique _id index's seekExact, WT search) and the record's seekExact.
-    let f = fixture("getnode", false, 1);
-    let mut ctx = linkbench(&f);
-    assert_eq!(ops::get_node(&mut ctx, 1).unwrap(), 1);
-    assert_eq!(f.calls(), vec![c("get", "index-node-_id_"), c("get", "collection-node")]);
+    each_engine("getnode", |f, engine| {
+        let mut ctx = linkbench(f);
+        assert_eq!(ops::get_node(&mut ctx, 1).unwrap(), 1);
+        assert_eq!(f.calls(), vec![c("get", "index-node-_id_"), c("get", "collection-node")], "{engine}");
+    });
 }
 
 #[test]
 fn update_and_delete_node_filter_on_type_so_they_seek() {
     // updateNodeImpl / deleteNodeImpl filter {_id, type}: not isSimpleIdQuery, so an IXSCAN of
     // the _id index (seek, WT search_near) and a FETCH of the record.
-    let f = fixture("updnode", false, 1);
-    let mut ctx = linkbench(&f);
-    assert_eq!(ops::update_node(&mut ctx, 1, 2, 6, vec![1, 2, 3]).unwrap(), 1);
-    assert_eq!(f.calls(), vec![c("seek", "index-node-_id_"), c("get", "collection-node"), c("put", "collection-node")]);
-    assert_eq!(ops::delete_node(&mut ctx, 1).unwrap(), 1);
-    assert_eq!(f.calls(), vec![c("seek", "index-node-_id_"), c("get", "collection-node"), c("delete", "index-node-_id_"),
-                               c("delete", "collection-node")]);
+    each_engine("updnode", |f, engine| {
+        let mut ctx = linkbench(f);
+        assert_eq!(ops::update_node(&mut ctx, 1, 2, 6, vec![1, 2, 3]).unwrap(), 1);
+        assert_eq!(f.calls(), vec![c("seek", "index-node-_id_"), c("get", "collection-node"), c("put", "collection-node")],
+                   "{engine}");
+        assert_eq!(ops::delete_node(&mut ctx, 1).unwrap(), 1);
+        assert_eq!(f.calls(), vec![c("seek", "index-node-_id_"), c("get", "collection-node"), c("delete", "index-node-_id_"),
+                                   c("delete", "collection-node")], "{engine}");
+    });
 }
 
 #[test]
 fn count_link_reads_its_row_through_the_unique_index_with_a_seek() {
     // countLinksImpl: find({id, link_type}) on the unique count_pk: an IXSCAN (seek, never a
     // point get: only IDHACK uses seekExact) and a FETCH.
-    let f = fixture("countlink", false, 1);
-    let mut ctx = linkbench(&f);
-    ops::count_links(&mut ctx, 1, DEFAULT_LINK_TYPE).unwrap();
-    assert_eq!(f.calls(), vec![c("seek", "index-count-count_pk"), c("get", "collection-count")]);
+    each_engine("countlink", |f, engine| {
+        let mut ctx = linkbench(f);
+        ops::count_links(&mut ctx, 1, DEFAULT_LINK_TYPE).unwrap();
+        assert_eq!(f.calls(), vec![c("seek", "index-count-count_pk"), c("get", "collection-count")], "{engine}");
+    });
 }
 
 #[test]
 fn get_links_list_counts_then_scans_under_linkbenchx_and_only_scans_under_exact() {
     // getLinkListImpl: linkResult.size() (a count command: COUNT_SCAN over id1_type) before the
     // find (IXSCAN of id1_type in reverse, then a FETCH of each link).
-    let f = fixture("linklist", false, 1);
-    let mut ctx = linkbench(&f);
-    let rows = ops::get_link_list(&mut ctx, Counts::LinkbenchX, 1, DEFAULT_LINK_TYPE, ops::MAX_TIME, 0).unwrap();
-    assert_eq!(rows.len(), 2);
-    assert_eq!(f.calls(), vec![c("scan", "index-link-id1_type"), c("scan", "index-link-id1_type"),
-                               c("get", "collection-link"), c("get", "collection-link")]);
-    ops::get_link_list(&mut ctx, Counts::Exact, 1, DEFAULT_LINK_TYPE, ops::MAX_TIME, 0).unwrap();
-    assert_eq!(f.calls(), vec![c("scan", "index-link-id1_type"), c("get", "collection-link"), c("get", "collection-link")]);
+    each_engine("linklist", |f, engine| {
+        let mut ctx = linkbench(f);
+        let rows = ops::get_link_list(&mut ctx, Counts::LinkbenchX, 1, DEFAULT_LINK_TYPE, ops::MAX_TIME, 0).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(f.calls(), vec![c("scan", "index-link-id1_type"), c("scan", "index-link-id1_type"),
+                                   c("get", "collection-link"), c("get", "collection-link")], "{engine}");
+        ops::get_link_list(&mut ctx, Counts::Exact, 1, DEFAULT_LINK_TYPE, ops::MAX_TIME, 0).unwrap();
+        assert_eq!(f.calls(), vec![c("scan", "index-link-id1_type"), c("get", "collection-link"), c("get", "collection-link")],
+                   "{engine}");
+    });
 }
 
 #[test]
@@ -159,12 +186,13 @@ fn an_empty_link_list_is_counted_and_not_fetched() {
 fn multiget_counts_its_in_then_fetches_each_link() {
     // multigetLinksImpl: linkResult.count() then the find; an $in on link_pk is several index
     // intervals, so both are IXSCAN + FETCH per id2 (turnIxscanIntoCount needs one interval).
-    let f = fixture("multiget", false, 1);
-    let mut ctx = linkbench(&f);
-    assert_eq!(ops::multiget_links(&mut ctx, Counts::LinkbenchX, 1, DEFAULT_LINK_TYPE, &[1, 2]).unwrap(), 2);
-    let one = [c("seek", "index-link-link_pk"), c("get", "collection-link")];
-    let expected: Vec<_> = one.iter().chain(one.iter()).chain(one.iter()).chain(one.iter()).cloned().collect();
-    assert_eq!(f.calls(), expected);
+    each_engine("multiget", |f, engine| {
+        let mut ctx = linkbench(f);
+        assert_eq!(ops::multiget_links(&mut ctx, Counts::LinkbenchX, 1, DEFAULT_LINK_TYPE, &[1, 2]).unwrap(), 2);
+        let one = [c("seek", "index-link-link_pk"), c("get", "collection-link")];
+        let expected: Vec<_> = one.iter().chain(one.iter()).chain(one.iter()).chain(one.iter()).cloned().collect();
+        assert_eq!(f.calls(), expected, "{engine}");
+    });
 }
 
 #[test]
@@ -283,4 +311,135 @@ fn an_oplog_entry_holds_the_inserted_bytes_and_has_no_id() {
     assert_eq!(o, &bson::Document::try_from(stored.clone()).unwrap());
     assert_eq!(o.keys().collect::<Vec<_>>(), ["_id", "a", "b"]);
     assert!(matches!(o.get("_id"), Some(bson::Bson::ObjectId(_))));
+}
+
+/// The calls since the last look with each commit shown as "commit", to see the transactions.
+fn with_commits(f: &Fixture) -> Vec<(&'static str, String)> {
+    f.traced.take().into_iter().map(|c: Call| (c.kind, c.table)).collect()
+}
+
+fn calls_of(spec: &[(&'static str, &str)]) -> Vec<(&'static str, String)> {
+    spec.iter().map(|(k, t)| c(k, t)).collect()
+}
+
+#[test]
+fn add_node_inserts_its_index_key_then_its_record_in_one_transaction() {
+    // addNodeImpl: insert({_id, ...}): one WriteUnitOfWork (batch_executor.cpp insertOne), the
+    // record and the unique _id index's key (a duplicate-checking insert).
+    each_engine("addnode", |f, engine| {
+        let mut ctx = linkbench(f);
+        ops::add_node(&mut ctx, &doc! {"_id": 2, "type": int(ops::NODE_TYPE), "version": 1, "time": 5, "data": "y"}).unwrap();
+        assert_eq!(with_commits(f), calls_of(&[("insert", "index-node-_id_"), ("put", "collection-node"), ("commit", "")]),
+                   "{engine}");
+    });
+}
+
+#[test]
+fn add_link_upserts_by_link_pk_then_replaces_and_increments_its_count() {
+    // addLinkImpl (LinkbenchX): update(link_pk key, {$setOnInsert, $set: visibility}, upsert): an
+    // IXSCAN of link_pk that finds nothing, then the insert (the record and a key in each index,
+    // unique ones duplicate-checked); then countColl.update(count key, replacement, upsert), an
+    // insert here; then $inc: IXSCAN of count_pk, FETCH, write. One transaction per statement.
+    each_engine("addlink", |f, engine| {
+        let mut ctx = linkbench(f);
+        assert_eq!(ops::add_link(&mut ctx, Counts::LinkbenchX, &link(2, 7, 200)).unwrap(), 1);
+        assert_eq!(with_commits(f), calls_of(&[
+            ("seek", "index-link-link_pk"), ("insert", "index-link-_id_"), ("insert", "index-link-link_pk"),
+            ("put", "index-link-id1_type"), ("put", "collection-link"), ("commit", ""),
+            ("seek", "index-count-count_pk"), ("insert", "index-count-_id_"), ("insert", "index-count-count_pk"),
+            ("put", "collection-count"), ("commit", ""),
+            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("put", "collection-count"), ("commit", ""),
+        ]), "{engine}");
+    });
+}
+
+#[test]
+fn update_link_of_an_existing_link_writes_only_what_changed() {
+    // UPDATE_LINK is addLink on an existing link: the upsert finds it and its $set of the same
+    // visibility is a no-op (no write, UpdateStage); the count is replaced (its keys unchanged:
+    // the record only) and incremented; then the $set of data, time and version moves the link's
+    // id1_type key (those fields are in it): the old key deleted, the new one written.
+    each_engine("updlink", |f, engine| {
+        let mut ctx = linkbench(f);
+        ops::add_link(&mut ctx, Counts::LinkbenchX, &link(1, 1, 300)).unwrap();
+        assert_eq!(with_commits(f), calls_of(&[
+            ("seek", "index-link-link_pk"), ("get", "collection-link"), ("commit", ""),
+            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("put", "collection-count"), ("commit", ""),
+            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("put", "collection-count"), ("commit", ""),
+            ("seek", "index-link-link_pk"), ("get", "collection-link"), ("delete", "index-link-id1_type"),
+            ("put", "index-link-id1_type"), ("put", "collection-link"), ("commit", ""),
+        ]), "{engine}");
+    });
+}
+
+#[test]
+fn delete_link_hides_the_link_by_its_id_and_rewrites_its_count() {
+    // deleteLinkImpl (LinkbenchX, no expunge): find by link_pk (IXSCAN + FETCH); update({_id},
+    // visibility hidden): IDHACK (point gets), the id1_type key moved (visibility is in it);
+    // the count replaced and incremented; the $set of a negative count to 0 matches nothing
+    // here and writes nothing; a find of the count for its _id. A link that is not there costs
+    // the one seek.
+    each_engine("dellink", |f, engine| {
+        let mut ctx = linkbench(f);
+        assert_eq!(ops::delete_link(&mut ctx, Counts::LinkbenchX, 1, DEFAULT_LINK_TYPE, 1, 0).unwrap(), 1);
+        assert_eq!(with_commits(f), calls_of(&[
+            ("seek", "index-link-link_pk"), ("get", "collection-link"),
+            ("get", "index-link-_id_"), ("get", "collection-link"), ("delete", "index-link-id1_type"),
+            ("put", "index-link-id1_type"), ("put", "collection-link"), ("commit", ""),
+            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("put", "collection-count"), ("commit", ""),
+            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("put", "collection-count"), ("commit", ""),
+            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("commit", ""),
+            ("seek", "index-count-count_pk"), ("get", "collection-count"),
+        ]), "{engine}");
+        assert_eq!(ops::delete_link(&mut ctx, Counts::LinkbenchX, 1, DEFAULT_LINK_TYPE, 9, 0).unwrap(), 0);
+        assert_eq!(with_commits(f), calls_of(&[("seek", "index-link-link_pk")]), "{engine}");
+    });
+}
+
+#[test]
+fn sysbench_writes_are_idhack_and_move_only_the_keys_they_change() {
+    // sysbench-mongodb's updates by _id (IDHACK): $inc of the indexed k moves its k_1 key, $set
+    // of c touches the record only; its delete removes the record and every key; its re-insert
+    // writes them again (the _id key duplicate-checked).
+    each_engine("sbwrites", |f, engine| {
+        let mut ctx = f.ctx();
+        ctx.create_collection("sb", None).unwrap();
+        ctx.create_index("sb", enginebench_runner::calls::IndexSpec::new("k_1", &[("k", 1)], false)).unwrap();
+        ctx.insert_many("sb", &[doc! {"_id": 1, "k": 1, "c": "c", "pad": "p"}]).unwrap();
+        f.traced.take();
+        ctx.update("sb", None, &[int(1)], &Update { inc: Some(doc! {"k": 1}), ..Default::default() }).unwrap();
+        assert_eq!(with_commits(f), calls_of(&[("get", "index-sb-_id_"), ("get", "collection-sb"), ("delete", "index-sb-k_1"),
+                                                ("put", "index-sb-k_1"), ("put", "collection-sb"), ("commit", "")]), "{engine}");
+        ctx.update("sb", None, &[int(1)], &Update { set: Some(doc! {"c": "d"}), ..Default::default() }).unwrap();
+        assert_eq!(with_commits(f), calls_of(&[("get", "index-sb-_id_"), ("get", "collection-sb"), ("put", "collection-sb"),
+                                                ("commit", "")]), "{engine}");
+        ctx.delete("sb", None, &[int(1)], &Vec::new()).unwrap();
+        assert_eq!(with_commits(f), calls_of(&[("get", "index-sb-_id_"), ("get", "collection-sb"), ("delete", "index-sb-_id_"),
+                                                ("delete", "index-sb-k_1"), ("delete", "collection-sb"), ("commit", "")]),
+                   "{engine}");
+        ctx.insert_many("sb", &[doc! {"_id": 1, "k": 2, "c": "c", "pad": "p"}]).unwrap();
+        assert_eq!(with_commits(f), calls_of(&[("insert", "index-sb-_id_"), ("put", "index-sb-k_1"), ("put", "collection-sb"),
+                                                ("commit", "")]), "{engine}");
+    });
+}
+
+#[test]
+fn an_iibench_insert_writes_its_record_and_one_key_per_index() {
+    // iibench-mongodb's insert of one document (insertOne under 3.2): the record, the _id key
+    // (duplicate-checked) and one key in each secondary index.
+    each_engine("iiinsert", |f, engine| {
+        let mut ctx = f.ctx();
+        ctx.create_collection("ii", None).unwrap();
+        for (name, fields) in [("marketsegment", vec![("price", 1), ("customerid", 1)]),
+                               ("registersegment", vec![("cashregisterid", 1), ("price", 1), ("customerid", 1)]),
+                               ("pdc", vec![("price", 1), ("dateandtime", 1), ("customerid", 1)])] {
+            ctx.create_index("ii", enginebench_runner::calls::IndexSpec::new(name, &fields, false)).unwrap();
+        }
+        f.traced.take();
+        ctx.insert_many("ii", &[doc! {"_id": ObjectId::new(), "price": 1.0, "cashregisterid": 4, "dateandtime": 2,
+                                      "customerid": 3}]).unwrap();
+        assert_eq!(with_commits(f), calls_of(&[("insert", "index-ii-_id_"), ("put", "index-ii-marketsegment"),
+                                                ("put", "index-ii-registersegment"), ("put", "index-ii-pdc"),
+                                                ("put", "collection-ii"), ("commit", "")]), "{engine}");
+    });
 }

@@ -61,7 +61,6 @@ fn add(current: Option<&Bson>, delta: &Bson) -> Result<Bson> {
     })
 }
 
-/// The document after the update (the `_id` never changes).
 /// The document after the update (the `_id` never changes), and whether the update changed
 /// anything. As mongod 3.2's modifiers decide (mongo@r3.2.0 src/mongo/db/ops/modifier_set.cpp,
 /// modifier_inc.cpp): a `$set` to a value equal to the current one (numbers by value, whatever

@@ -193,9 +193,8 @@ pub fn load_count(ctx: &mut dyn Store, id1: i64, link_type: i64, count: i64, tim
     .map(|_| ())
 }
 
-/// DELETE_LINK without expunge: hide a visible link and decrement its count.
-/// DELETE_LINK without expunge. `now_ms` is the count's new time under exact counts;
-/// LinkbenchX read the clock itself.
+/// DELETE_LINK without expunge: hide a visible link and decrement its count. `now_ms` is the
+/// count's new time under exact counts; LinkbenchX read the clock itself.
 pub fn delete_link(ctx: &mut dyn Store, counts: Counts, id1: i64, link_type: i64, id2: i64, now_ms: i64) -> Result<u64> {
     let key = [int(link_type), int(id1), int(id2)];
     match counts {
