@@ -73,6 +73,20 @@ def _compare(reference: dict, other: dict, timed: set[str], what: str) -> None:
         assert len(calls) == len(theirs), f"{what} {key}: {len(theirs)} calls, the embedded engine {len(calls)}"
 
 
+def _counted_before_listed(calls: dict, what: str) -> None:
+    """LinkbenchX's GET_LINKS_LIST (getLinkListImpl): the cursor's size(), a count of the same
+    range, right before the find; the server target sends each as its own command (count, then
+    find: target/server/commands.rs)."""
+    lists = 0
+    for key, sequence in calls.items():
+        for i, call in enumerate(sequence):
+            if call.startswith('scan link Some("id1_type")'):
+                lists += 1
+                before = sequence[i - 1] if i else None
+                assert before == "count" + call[len("scan"):], f"{what} {key} call {i}: {before!r} before {call!r}"
+    assert lists > 0, f"{what}: no GET_LINKS_LIST reached the find"
+
+
 @pytest.mark.parametrize("exp", sorted(RUNS))
 def test_every_executor_issues_the_same_operations(exp, tmp_path, monkeypatch, standin_uri, ferretdb_uri):
     reference, _ = _record(exp, "embedded", tmp_path, monkeypatch)
@@ -85,3 +99,5 @@ def test_every_executor_issues_the_same_operations(exp, tmp_path, monkeypatch, s
         with monkeypatch.context() as m:
             calls, _ = _record(exp, "uri", tmp_path, m, uri, executor)
         _compare(reference, calls, timed, what)
+        if exp == "linkbench_cached":
+            _counted_before_listed(calls, what)

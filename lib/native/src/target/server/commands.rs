@@ -391,6 +391,25 @@ mod tests {
     }
 
     #[test]
+    fn get_links_list_counts_with_its_finds_query_hint_limit_and_skip() {
+        // LinkbenchX getLinkListImpl: linkResult.size() before iterating, the count command
+        // the 2.x Java driver sent for a cursor's size (DBCursor.size: query, hint, limit and
+        // skip applied), then the find itself.
+        let spec = IndexSpec::new("id1_type", &[("id1", 1), ("link_type", 1), ("visibility", 1), ("time", 1),
+                                                ("id2", 1), ("version", 1), ("data", 1)], false);
+        let range = Range { prefix: vec![int(5), int(123456789), int(1)], low: Some(vec![int(0)]),
+                            high: Some(vec![int(i64::MAX)]), reverse: true, skip: 10, limit: Some(10000),
+                            ..Default::default() };
+        let count = super::count("link", Some(&spec), &range).unwrap();
+        let find = scan("link", Some(&spec), &range).unwrap();
+        assert_eq!(count.get_str("count").unwrap(), "link");
+        assert_eq!(find.get_str("find").unwrap(), "link");
+        for (in_count, in_find) in [("query", "filter"), ("hint", "hint"), ("limit", "limit"), ("skip", "skip")] {
+            assert_eq!(count.get(in_count), find.get(in_find), "{in_count} / {in_find}");
+        }
+    }
+
+    #[test]
     fn a_page_mark_round_trips() {
         let mark = PageMark { key: vec![int(1), Bson::String("x".into())], seen: 2 };
         assert_eq!(PageMark::decode(&mark.encode()).unwrap(), mark);
