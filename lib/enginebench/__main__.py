@@ -6,6 +6,7 @@ import json
 import sys
 
 from .params import SCALES, ParamsError, experiments, load_params
+from .engines import defaults_json
 from .settings import settings_page
 from .run_paragraph import run_summary
 
@@ -45,6 +46,8 @@ def parser() -> argparse.ArgumentParser:
     sub.add_parser("experiments", help="list the experiments")
     sub.add_parser("settings", help="the named settings 2015 / today per engine option, with sources (docs/settings.md)")
     sub.add_parser("help", help="the commands, variables and experiments with their questions and times")
+    sub.add_parser("engine-options", help="each engine's options at their defaults, as JSON "
+                                          "(lib/native/tests/data/engine_options.json)")
     sub.add_parser("reports", help="write reports/index.html over all runs")
     c = sub.add_parser("compare", help="compare two runs: what changed, against the noise of repeats and the host's speed")
     c.add_argument("a")
@@ -150,6 +153,7 @@ COMMANDS = {
     "all": _all,
     "help": _help,
     "settings": lambda _args: print(settings_page(), end=""),
+    "engine-options": lambda _args: print(defaults_json(), end=""),
     "experiments": lambda _args: print("\n".join(experiments())),
 }
 

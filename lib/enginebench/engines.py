@@ -67,6 +67,8 @@ class RocksDBOptions(RecordStoreOptions):
     max_bytes_for_level_base_mb: int | None = Field(None, ge=1)
     block_size_kb: int | None = Field(None, ge=1)
     bloom_bits: int | None = Field(None, ge=0)
+    # A periodic WAL sync every so many ms; None: MongoRocks r3.2.0's, none (only j:true writes sync it).
+    journal_commit_ms: int | None = Field(None, ge=0)
     statistics: bool = False  # RocksDB's tickers (block cache hits, stalls, ...): MongoRocks left them off
     rate_limit_mb: int = Field(1024, ge=1)   # MongoRocks' storage.rocksdb.maxWriteMBPerSec
     config_string: str = ""                  # storage.rocksdb.configString: RocksDB's option syntax, applied last
@@ -142,6 +144,20 @@ def _lmdb_oplog_ring(options: dict, counted_bytes: int) -> tuple[int, str]:
         return 0, ""
     ring = options.get("oplog_size_mb", 1024) * MB
     return max(0, ring - counted_bytes // 2), "the rest of the oplog's ring, preallocated in full (as MMAPv1's was)"
+
+
+def full_options(engine: str, options: dict) -> dict:
+    """Every option of `engine`, its defaults filled in and the values checked: what the native
+    runner reads (it keeps no defaults of its own: lib/native/src/engines/mod.rs, Options)."""
+    return ENGINES[engine].options(**options).model_dump()
+
+
+def defaults_json() -> str:
+    """Each engine's options at their defaults, as the native runner's Rust tests read them
+    (lib/native/tests/data/engine_options.json, written by `python -m enginebench engine-options`
+    and checked by lib/tests/test_registry.py)."""
+    import json
+    return json.dumps({name: full_options(name, {}) for name in ENGINES}, indent=2, sort_keys=True) + "\n"
 
 
 ENGINES: dict[str, Engine] = {e.name: e for e in (

@@ -97,3 +97,26 @@ def test_the_generic_report_imports_no_family():
                 if after and after[0] in FAMILIES:
                     offenders.append(f"{path.name}: {name}")
     assert offenders == [], offenders
+
+
+def test_the_runners_tests_read_the_engine_defaults_the_schema_declares():
+    """The engine options and their defaults are declared once (engines.py); the native runner
+    keeps none of its own, and its tests read them from this file, regenerated with
+    `python -m enginebench engine-options > lib/native/tests/data/engine_options.json`."""
+    from enginebench.engines import defaults_json
+    from enginebench.paths import repo_root
+    written = (repo_root() / "lib" / "native" / "tests" / "data" / "engine_options.json").read_text()
+    assert written == defaults_json(), "regenerate lib/native/tests/data/engine_options.json (see this test's docstring)"
+
+
+def test_the_runner_refuses_an_engine_option_the_schema_did_not_give(tmp_path):
+    """No second default: a system's options without a key the schema always gives is an error
+    naming the key, not a silent fallback."""
+    from enginebench.engines import full_options
+    options = full_options("wiredtiger", {"cache_size_mb": 32})
+    del options["checkpoint_s"]
+    argv = [str(native_runner()), "serve", "--engine", "wiredtiger", "--dir", str(tmp_path / "db"),
+            "--options", json.dumps(options)]
+    out = subprocess.run(argv, input="", capture_output=True, text=True, timeout=60)
+    said = out.stdout + out.stderr
+    assert "checkpoint_s is missing" in said and "engines.py" in said, said

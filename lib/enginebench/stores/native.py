@@ -57,7 +57,8 @@ class NativeStore(Store):
         `server` part: uri, database, executor, companion, ...), that server."""
         if server is None:
             Path(path).mkdir(parents=True, exist_ok=True)
-            argv = ["--engine", engine, "--dir", str(path), "--options", json.dumps(options)]
+            from ..engines import full_options
+            argv = ["--engine", engine, "--dir", str(path), "--options", json.dumps(full_options(engine, options))]
         else:
             argv = ["--server", json.dumps(server)]
         self.engine = engine

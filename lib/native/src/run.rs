@@ -103,13 +103,16 @@ fn install_signal_handlers() {
 
 /// Splits a system's options into the record store's and the engine's.
 pub fn store_options(engine: &str, options: &Map<String, Value>) -> Result<(StoreOptions, Map<String, Value>)> {
+    // Given by the params schema (lib/enginebench/engines.py, RecordStoreOptions) for every system.
     let mut rest = options.clone();
-    let oplog = rest.remove("oplog").map(|v| v.as_bool().unwrap_or(false)).unwrap_or(false);
-    let oplog_mb = rest.remove("oplog_size_mb").and_then(|v| v.as_i64()).unwrap_or(1024);
-    let insert_group = match rest.remove("insert_group") {
-        None | Some(Value::Null) => crate::store::INSERT_GROUP,
-        Some(v) => v.as_u64().filter(|n| *n >= 1).ok_or_else(|| Error::other(format!("insert_group must be a whole number of at least 1 (got {v})")))? as usize,
-    };
+    let missing = |key: &str| Error::other(format!("{engine}: option {key} is missing; the params schema (lib/enginebench/engines.py) gives every engine option"));
+    let oplog = rest.remove("oplog").ok_or_else(|| missing("oplog"))?.as_bool()
+        .ok_or_else(|| Error::other("oplog must be true or false".to_string()))?;
+    let oplog_mb = rest.remove("oplog_size_mb").ok_or_else(|| missing("oplog_size_mb"))?.as_i64()
+        .ok_or_else(|| Error::other("oplog_size_mb must be an integer".to_string()))?;
+    let group = rest.remove("insert_group").ok_or_else(|| missing("insert_group"))?;
+    let insert_group = group.as_u64().filter(|n| *n >= 1)
+        .ok_or_else(|| Error::other(format!("insert_group must be a whole number of at least 1 (got {group})")))? as usize;
     let locking = match rest.remove("mmap_lock").as_ref().and_then(|v| v.as_str()) {
         None | Some("none") => Locking::None,
         Some("collection") => Locking::Collection,

@@ -6,6 +6,8 @@
 //! index cursor positioned at a key that read at most one entry (WT search_near, Rocks Seek),
 //! "scan" one that read more; "insert" a write that fails on an existing key (a unique index,
 //! as mongod's unique-index insert checks for a duplicate), "put" one that does not.
+mod common;
+
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -66,8 +68,8 @@ fn each_engine(name: &str, body: impl Fn(&Fixture, &str)) {
 
 fn on_engine(engine: &str, name: &str, oplog: bool, insert_group: usize, oplog_bytes: i64) -> Fixture {
     let dir = tempdir::Dir::new(name);
-    let options = serde_json::json!({"cache_size_mb": 32});
-    let inner = engines::open(engine, &dir.0, options.as_object().unwrap()).unwrap();
+    let (_, options) = enginebench_runner::run::store_options(engine, &common::full_options(engine, r#"{"cache_size_mb": 32}"#)).unwrap();
+    let inner = engines::open(engine, &dir.0, &options).unwrap();
     let traced = Arc::new(Traced::new(inner));
     let store = RecordStore::open(traced.clone() as Arc<dyn Engine>, StoreOptions {
         insert_group, oplog, oplog_bytes, locking: Locking::None, ring_capped: false,

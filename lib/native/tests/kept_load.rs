@@ -16,10 +16,6 @@ use enginebench_runner::target::Target;
 use enginebench_runner::workloads::linkbench::LinkBench;
 use enginebench_runner::workloads::Workload;
 
-fn options(text: &str) -> Map<String, Value> {
-    serde_json::from_str::<Value>(text).unwrap().as_object().unwrap().clone()
-}
-
 /// Runs `steps` on the store in `dir`, reopening as the runner's embedded target does.
 fn execute(engine: &str, dir: &Path, opts: &Map<String, Value>, steps: Vec<Step>, workload: &mut LinkBench) -> Arc<dyn Target> {
     let reopen = |current: &Arc<dyn Target>, action: &Reopen| -> Result<(Value, Arc<dyn Target>)> {
@@ -40,7 +36,7 @@ fn execute(engine: &str, dir: &Path, opts: &Map<String, Value>, steps: Vec<Step>
 #[test]
 fn a_kept_load_restores_everything_the_load_wrote() {
     for (label, engine, text) in EMBEDDED {
-        let opts = options(text);
+        let opts = common::full_options(engine, text);
         let (loaded, kept, restored) = (TempDir::new(label), TempDir::new("kept"), TempDir::new("restored"));
         let keep_dir = kept.0.join("load");
         let params = json!({"maxid1": 501, "max_degree": 50});

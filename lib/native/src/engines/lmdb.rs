@@ -131,8 +131,8 @@ unsafe impl Sync for Lmdb {}
 impl Lmdb {
     pub fn open(dir: &Path, options: &serde_json::Map<String, Value>) -> Result<Self> {
         let o = Options::new("lmdb", options);
-        let map_gb = o.int("map_size_gb", 64)?;
-        let readahead = o.boolean("readahead", false)?;
+        let map_gb = o.int("map_size_gb")?;
+        let readahead = o.boolean("readahead")?;
         o.finish()?;
         let mut env: *mut MDB_env = ptr::null_mut();
         unsafe {

@@ -117,8 +117,11 @@ pub fn open(engine: &str, dir: &std::path::Path, options: &serde_json::Map<Strin
     }
 }
 
-/// Reads engine options by name, refusing keys nobody asked for: a misspelt knob must never
-/// silently fall back to a default.
+/// Reads engine options by name. The params schema (lib/enginebench/engines.py) declares every
+/// option and its default once and sends them all: a key it gives a value must be here (a
+/// missing one is an error, never a second default), a key it leaves unset (null) takes the
+/// server's own setting (mongod_layout.rs names each one's source), and a key nobody asked for
+/// is refused, so a misspelt knob never falls back silently.
 pub struct Options<'a> {
     engine: &'static str,
     map: &'a serde_json::Map<String, Value>,
@@ -133,34 +136,43 @@ impl<'a> Options<'a> {
         self.used.borrow_mut().push(key);
         self.map.get(key).filter(|v| !v.is_null())
     }
-    pub fn int(&self, key: &'static str, default: i64) -> Result<i64> {
-        match self.raw(key) {
-            None => Ok(default),
-            Some(v) => v.as_i64().ok_or_else(|| Error::other(format!("{}: option {key} must be an integer (got {v})", self.engine))),
-        }
+    fn required(&self, key: &'static str) -> Result<&Value> {
+        self.raw(key).ok_or_else(|| Error::other(format!(
+            "{}: option {key} is missing; the params schema (lib/enginebench/engines.py) gives every engine option", self.engine)))
     }
-    /// An integer that may be left unset (null): the engine's own default applies.
+    fn as_int(&self, key: &'static str, v: &Value) -> Result<i64> {
+        v.as_i64().ok_or_else(|| Error::other(format!("{}: option {key} must be an integer (got {v})", self.engine)))
+    }
+    fn as_bool(&self, key: &'static str, v: &Value) -> Result<bool> {
+        v.as_bool().ok_or_else(|| Error::other(format!("{}: option {key} must be true or false (got {v})", self.engine)))
+    }
+    pub fn int(&self, key: &'static str) -> Result<i64> {
+        let v = self.required(key)?;
+        self.as_int(key, v)
+    }
+    /// An integer the params may leave unset (null): then None, the engine's own default.
     pub fn optional_int(&self, key: &'static str) -> Result<Option<i64>> {
-        match self.raw(key) {
-            None => Ok(None),
-            Some(v) => v.as_i64().map(Some).ok_or_else(|| Error::other(format!("{}: option {key} must be an integer (got {v})", self.engine))),
-        }
+        self.raw(key).map(|v| self.as_int(key, v)).transpose()
     }
-    pub fn boolean(&self, key: &'static str, default: bool) -> Result<bool> {
-        match self.raw(key) {
-            None => Ok(default),
-            Some(v) => v.as_bool().ok_or_else(|| Error::other(format!("{}: option {key} must be true or false (got {v})", self.engine))),
-        }
+    /// An integer the params may leave unset (null): then the server's setting, `server`.
+    pub fn int_or_server(&self, key: &'static str, server: i64) -> Result<i64> {
+        Ok(self.optional_int(key)?.unwrap_or(server))
     }
-    pub fn string(&self, key: &'static str, default: &str, allowed: &[&str]) -> Result<String> {
-        let value = match self.raw(key) {
-            None => default.to_string(),
-            Some(v) => v.as_str().ok_or_else(|| Error::other(format!("{}: option {key} must be a string (got {v})", self.engine)))?.to_string(),
-        };
-        if !allowed.is_empty() && !allowed.contains(&value.as_str()) {
+    pub fn boolean(&self, key: &'static str) -> Result<bool> {
+        let v = self.required(key)?;
+        self.as_bool(key, v)
+    }
+    /// A flag the params may leave unset (null): then the server's setting, `server`.
+    pub fn boolean_or_server(&self, key: &'static str, server: bool) -> Result<bool> {
+        Ok(self.raw(key).map(|v| self.as_bool(key, v)).transpose()?.unwrap_or(server))
+    }
+    pub fn string(&self, key: &'static str, allowed: &[&str]) -> Result<String> {
+        let v = self.required(key)?;
+        let value = v.as_str().ok_or_else(|| Error::other(format!("{}: option {key} must be a string (got {v})", self.engine)))?;
+        if !allowed.is_empty() && !allowed.contains(&value) {
             return Err(Error::other(format!("{}: option {key} is {value:?}; allowed: {}", self.engine, allowed.join(", "))));
         }
-        Ok(value)
+        Ok(value.to_string())
     }
     /// Call once every option was read: names any key left over.
     pub fn finish(&self) -> Result<()> {

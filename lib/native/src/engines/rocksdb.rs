@@ -212,20 +212,20 @@ impl RocksLayout {
         let o = Options::new("rocksdb", options);
         let defaults = RocksLayout::default();
         let layout = RocksLayout {
-            cache_mb: o.int("cache_size_mb", defaults.cache_mb)?,
-            compression: o.string("compression", &defaults.compression, &["none", "snappy", "zlib", "lz4", "zstd"])?,
-            write_buffer_mb: o.int("write_buffer_mb", defaults.write_buffer_mb)?,
-            max_write_buffers: o.int("max_write_buffers", defaults.max_write_buffers)?,
-            max_background_compactions: o.int("max_background_compactions", defaults.max_background_compactions)?,
-            max_background_flushes: o.int("max_background_flushes", defaults.max_background_flushes)?,
-            target_file_size_mb: o.int("target_file_size_mb", defaults.target_file_size_mb as i64)? as u64,
-            max_bytes_for_level_base_mb: o.int("max_bytes_for_level_base_mb", defaults.max_bytes_for_level_base_mb as i64)? as u64,
-            block_size_kb: o.int("block_size_kb", defaults.block_size_kb)?,
-            bloom_bits: o.int("bloom_bits", defaults.bloom_bits)?,
-            journal_commit_ms: o.int("journal_commit_ms", defaults.journal_commit_ms)?,
-            statistics: o.boolean("statistics", defaults.statistics)?,
-            rate_limit_mb: o.int("rate_limit_mb", defaults.rate_limit_mb)?,
-            config_string: o.string("config_string", &defaults.config_string, &[])?,
+            cache_mb: o.int("cache_size_mb")?,
+            compression: o.string("compression", &["none", "snappy", "zlib", "lz4", "zstd"])?,
+            write_buffer_mb: o.int_or_server("write_buffer_mb", defaults.write_buffer_mb)?,
+            max_write_buffers: o.int_or_server("max_write_buffers", defaults.max_write_buffers)?,
+            max_background_compactions: o.int_or_server("max_background_compactions", defaults.max_background_compactions)?,
+            max_background_flushes: o.int_or_server("max_background_flushes", defaults.max_background_flushes)?,
+            target_file_size_mb: o.int_or_server("target_file_size_mb", defaults.target_file_size_mb as i64)? as u64,
+            max_bytes_for_level_base_mb: o.int_or_server("max_bytes_for_level_base_mb", defaults.max_bytes_for_level_base_mb as i64)? as u64,
+            block_size_kb: o.int_or_server("block_size_kb", defaults.block_size_kb)?,
+            bloom_bits: o.int_or_server("bloom_bits", defaults.bloom_bits)?,
+            journal_commit_ms: o.int_or_server("journal_commit_ms", defaults.journal_commit_ms)?,
+            statistics: o.boolean("statistics")?,
+            rate_limit_mb: o.int("rate_limit_mb")?,
+            config_string: o.string("config_string", &[])?,
             ..defaults
         };
         o.finish()?;

@@ -211,29 +211,28 @@ unsafe impl Send for SendPtr {}
 /// interval in milliseconds.
 fn read_options(options: &serde_json::Map<String, Value>) -> Result<(mongod_layout::WiredTigerLayout, i64)> {
     let o = Options::new("wiredtiger", options);
-    let default_release = releases().first().map(|r| r.0.clone()).unwrap_or_default();
-    let release = o.string("version", &default_release, &[])?;
-    let table_type = o.string("table_type", "btree", &["btree", "lsm"])?;
-    let cache_mb = o.int("cache_size_mb", 256)?;
+    let release = o.string("version", &[])?;
+    let table_type = o.string("table_type", &["btree", "lsm"])?;
+    let cache_mb = o.int("cache_size_mb")?;
     let layout = mongod_layout::WiredTigerLayout {
         release,
         cache_mb,
-        compressor: o.string("block_compressor", "snappy", &["none", "snappy", "zstd", "zlib"])?,
-        journal: o.boolean("log", true)?,
-        journal_compressor: o.string("journal_compressor", "snappy", &["none", "snappy", "zlib", "zstd"])?,
-        checkpoint_s: o.int("checkpoint_s", 60)?,
-        checkpoint_log_size_mb: o.int("checkpoint_log_size_mb", 2048)?,
-        session_max: o.int("session_max", 20000)?,
-        eviction_threads: (o.int("eviction_threads_min", 1)?, o.int("eviction_threads_max", 4)?),
+        compressor: o.string("block_compressor", &["none", "snappy", "zstd", "zlib"])?,
+        journal: o.boolean("log")?,
+        journal_compressor: o.string("journal_compressor", &["none", "snappy", "zlib", "zstd"])?,
+        checkpoint_s: o.int("checkpoint_s")?,
+        checkpoint_log_size_mb: o.int("checkpoint_log_size_mb")?,
+        session_max: o.int("session_max")?,
+        eviction_threads: (o.int("eviction_threads_min")?, o.int("eviction_threads_max")?),
         eviction_dirty: (o.optional_int("eviction_dirty_target")?, o.optional_int("eviction_dirty_trigger")?),
-        close_idle_time_s: o.int("close_idle_time_s", 100000)?,
-        unlogged_user_tables: o.boolean("unlogged_user_tables", false)?,
+        close_idle_time_s: o.int("close_idle_time_s")?,
+        unlogged_user_tables: o.boolean("unlogged_user_tables")?,
         lsm: table_type == "lsm",
-        prefix_compression: o.boolean("index_prefix_compression", true)?,
-        lsm_chunk_mb: o.int("lsm_chunk_mb", mongod_layout::WiredTigerLayout::default_lsm_chunk_mb(cache_mb))?,
+        prefix_compression: o.boolean_or_server("index_prefix_compression", true)?,
+        lsm_chunk_mb: o.int_or_server("lsm_chunk_mb", mongod_layout::WiredTigerLayout::default_lsm_chunk_mb(cache_mb))?,
         extensions: Vec::new(),
     };
-    let journal_commit_ms = o.int("journal_commit_ms", mongod_layout::JOURNAL_COMMIT_MS)?;
+    let journal_commit_ms = o.int_or_server("journal_commit_ms", mongod_layout::JOURNAL_COMMIT_MS)?;
     o.finish()?;
     Ok((layout, journal_commit_ms))
 }

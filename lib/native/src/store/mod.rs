@@ -38,12 +38,6 @@ use crate::calls::{Filter, IndexSpec, PageEntry, Range, Store, Update, UpdateRes
 pub use lock::Locking;
 use lock::{Held, Latch};
 
-/// Documents per storage transaction when a batch is inserted outside one: 1 in MongoDB 3.0 and
-/// 3.2, whose write commands inserted each document in a WriteUnitOfWork of its own
-/// (mongo@r3.2.0 src/mongo/db/commands/write_commands/batch_executor.cpp, insertOne); 64 from
-/// 3.4 on (write_ops_exec.cpp insertBatchAndHandleErrors, internalInsertMaxBatchSize). A batch
-/// is never atomic, as insertMany is not. The `insert_group` option; this is its default.
-pub const INSERT_GROUP: usize = 1;
 const CATALOG: &str = "_mdb_catalog";
 
 struct Index {
@@ -84,7 +78,12 @@ impl Collection {
 }
 
 pub struct StoreOptions {
-    /// Documents per storage transaction of a batch insert (INSERT_GROUP).
+    /// Documents per storage transaction when a batch is inserted outside one (the `insert_group`
+    /// option): 1 in MongoDB 3.0 and 3.2, whose write commands inserted each document in a
+    /// WriteUnitOfWork of its own (mongo@r3.2.0 src/mongo/db/commands/write_commands/
+    /// batch_executor.cpp, insertOne); 64 from 3.4 on (write_ops_exec.cpp
+    /// insertBatchAndHandleErrors, internalInsertMaxBatchSize). A batch is never atomic, as
+    /// insertMany is not.
     pub insert_group: usize,
     pub oplog: bool,
     pub oplog_bytes: i64,

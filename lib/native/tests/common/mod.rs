@@ -48,6 +48,17 @@ pub const EMBEDDED: [(&str, &str, &str); 4] = [
     ("lmdb", "lmdb", r#"{"map_size_gb": 1}"#),
 ];
 
+/// Every option of `engine` at its default (the params schema's, lib/enginebench/engines.py,
+/// written to tests/data/engine_options.json by `python -m enginebench engine-options`), with
+/// `overrides` (a JSON object) over them: the runner keeps no defaults of its own.
+pub fn full_options(engine: &str, overrides: &str) -> serde_json::Map<String, Value> {
+    let all: Value = serde_json::from_str(include_str!("../data/engine_options.json")).unwrap();
+    let mut options = all[engine].as_object().unwrap_or_else(|| panic!("no defaults for engine {engine}")).clone();
+    let given: Value = serde_json::from_str(overrides).unwrap();
+    options.extend(given.as_object().unwrap().clone());
+    options
+}
+
 /// The record store the runner measures, over one engine in a folder of its own (opened as
 /// `run` opens a system's: run::open_store). Closed, and its folder removed, when dropped; every
 /// session (Ctx) must be dropped before it.
@@ -60,8 +71,7 @@ pub struct Embedded {
 impl Embedded {
     pub fn open(label: &'static str, engine: &str, options: &str) -> Embedded {
         let dir = TempDir::new(label);
-        let options: Value = serde_json::from_str(options).unwrap();
-        let store = enginebench_runner::run::open_store(engine, &dir.0, options.as_object().unwrap())
+        let store = enginebench_runner::run::open_store(engine, &dir.0, &full_options(engine, options))
             .unwrap_or_else(|e| panic!("{label}: {e}"));
         Embedded { label, store, _dir: dir }
     }
