@@ -101,6 +101,30 @@ fn workload_registry(out: &Path) {
     fs::write(out.join("workloads.rs"), code).expect("cannot write the workload registry");
 }
 
+/// The embedded engines: every module in src/engines/ that declares its `ENTRY` (an
+/// engines::EngineEntry) is the engine of that name; the other modules there are helpers. The
+/// engine's one registry record on the Python side is in lib/enginebench/engines.py, and
+/// lib/tests/test_registry.py checks that the two agree.
+fn engine_registry(out: &Path) {
+    let folder = fs::canonicalize("src/engines").expect("src/engines is missing");
+    println!("cargo:rerun-if-changed=src/engines");
+    let mut modules: Vec<(String, PathBuf)> = fs::read_dir(&folder).expect("cannot list src/engines")
+        .map(|entry| entry.expect("cannot list src/engines").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "rs"))
+        .filter(|path| fs::read_to_string(path).is_ok_and(|text| text.contains("pub const ENTRY: super::EngineEntry")))
+        .filter_map(|path| Some((path.file_stem()?.to_str()?.to_string(), path)))
+        .collect();
+    modules.sort();
+    let mut code = String::from("// Written by build.rs from the engine modules in src/engines/.\n");
+    for (name, path) in &modules {
+        code += &format!("#[path = {:?}]\npub mod {name};\n", path.display().to_string());
+    }
+    let entries: Vec<String> = modules.iter().map(|(name, _)| format!("&{name}::ENTRY")).collect();
+    code += &format!("\n/// The engines this runner was built with.\npub const ENGINES: [&EngineEntry; {}] = [{}];\n",
+                     entries.len(), entries.join(", "));
+    fs::write(out.join("engines.rs"), code).expect("cannot write the engine registry");
+}
+
 fn main() {
     println!("cargo:rerun-if-changed=shim/wt_shim.c");
     println!("cargo:rerun-if-env-changed=EB_WIREDTIGER_BUILD");
@@ -113,6 +137,7 @@ fn main() {
 
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
     workload_registry(&out);
+    engine_registry(&out);
     let mut shims = Vec::new();
     // The release built from source: required.
     let build = PathBuf::from(env::var("EB_WIREDTIGER_BUILD").expect(

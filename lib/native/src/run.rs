@@ -119,10 +119,11 @@ pub fn store_options(engine: &str, options: &Map<String, Value>) -> Result<(Stor
         Some("database") => Locking::Database,
         Some(other) => return Err(Error::other(format!("mmap_lock is {other:?}; allowed: none, collection, database"))),
     };
-    if locking != Locking::None && engine != "lmdb" {
-        return Err(Error::other(format!("mmap_lock emulates MMAPv1 and applies to the lmdb engine only (system engine: {engine})")));
+    let stand_in = engines::entry(engine)?.mmap_stand_in;
+    if locking != Locking::None && !stand_in {
+        return Err(Error::other(format!("mmap_lock emulates MMAPv1 and applies to its stand-in engine only (system engine: {engine})")));
     }
-    Ok((StoreOptions { insert_group, oplog, oplog_bytes: oplog_mb << 20, locking, ring_capped: engine == "lmdb" }, rest))
+    Ok((StoreOptions { insert_group, oplog, oplog_bytes: oplog_mb << 20, locking, ring_capped: stand_in }, rest))
 }
 
 pub fn open_store(engine: &str, dir: &Path, options: &Map<String, Value>) -> Result<Arc<RecordStore>> {
@@ -131,9 +132,10 @@ pub fn open_store(engine: &str, dir: &Path, options: &Map<String, Value>) -> Res
 }
 
 pub fn engines_json() -> Value {
-    json!({"wiredtiger": engines::wiredtiger::releases().iter().map(|r| r.0.clone()).collect::<Vec<_>>(),
-           "rocksdb": [env!("EB_ROCKSDB_VERSION")], "lmdb": ["0.9"], "runner": env!("CARGO_PKG_VERSION"),
-           "workloads": crate::workloads::NAMES})
+    let mut out: Map<String, Value> = engines::ENGINES.iter().map(|e| (e.name.to_string(), json!((e.releases)()))).collect();
+    out.insert("runner".into(), json!(env!("CARGO_PKG_VERSION")));
+    out.insert("workloads".into(), json!(crate::workloads::NAMES));
+    Value::Object(out)
 }
 
 pub fn main(spec_path: &Path) -> i32 {

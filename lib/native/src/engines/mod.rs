@@ -7,12 +7,14 @@
 //! Tables come in two kinds, as in mongod: record tables keyed by a 64-bit record id (passed
 //! here as its 8-byte order-preserving encoding, store::keys::record_key), and index tables
 //! keyed by byte strings.
-pub mod lmdb;
+//!
+//! An engine is one module here that declares its `ENTRY` (an EngineEntry); build.rs registers
+//! every such module (src/engines/), so adding an engine adds no line to a list. The other
+//! modules are the engines' helpers: the layouts mongod and MongoRocks gave them, RocksDB's
+//! write-conflict tracker and the call recorder the tests use.
 pub mod mongod_layout;
 mod rocks_conflicts;
-pub mod rocksdb;
 pub mod traced;
-pub mod wiredtiger;
 
 use std::sync::Arc;
 
@@ -40,6 +42,16 @@ pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> bool;
 pub trait Engine: Send + Sync {
     /// The engine's name as reports show it ("wiredtiger", "wiredtiger-lsm", "rocksdb", "lmdb").
     fn name(&self) -> &str;
+    /// How its server trimmed the oplog: from a tracker of entry keys and sizes (MongoRocks),
+    /// rather than by stones of whole record-id ranges (mongod's WiredTiger).
+    fn trims_oplog_by_key_tracker(&self) -> bool {
+        false
+    }
+    /// It stands in for MMAPv1 (its EngineEntry's `mmap_stand_in`): the store reports the lock
+    /// it emulates.
+    fn mmap_stand_in(&self) -> bool {
+        false
+    }
     fn version(&self) -> String;
     /// The settings it runs with, for the manifest (every config string, as passed).
     fn config(&self) -> Value;
@@ -105,16 +117,35 @@ pub fn past_range(key: &[u8], low: &[u8], high: Option<&[u8]>, reverse: bool) ->
     }
 }
 
+/// What the runner knows of an engine before it opens one: each engine module's `ENTRY`.
+pub struct EngineEntry {
+    /// Its params name (`engine:`), as lib/enginebench/engines.py names it.
+    pub name: &'static str,
+    /// Opens it in a folder with the system's engine options.
+    pub open: fn(&std::path::Path, &serde_json::Map<String, Value>) -> Result<Arc<dyn Engine>>,
+    /// The releases this runner was built with.
+    pub releases: fn() -> Vec<String>,
+    /// It stands in for MMAPv1: capped collections (the oplog too) are rings preallocated and
+    /// overwritten in place, and the `mmap_lock` option emulates MMAPv1's lock.
+    pub mmap_stand_in: bool,
+}
+
+include!(concat!(env!("OUT_DIR"), "/engines.rs"));
+
+/// The registered engine of that params name.
+pub fn entry(engine: &str) -> Result<&'static EngineEntry> {
+    ENGINES.iter().copied().find(|e| e.name == engine).ok_or_else(|| {
+        let names: Vec<&str> = ENGINES.iter().map(|e| e.name).collect();
+        Error::other(format!("unknown embedded engine {engine:?}; allowed: {}", names.join(", ")))
+    })
+}
+
 /// Open an engine by its params name with the system's engine options (already validated by
 /// the params schema; an unknown key here is an error, not a default).
 pub fn open(engine: &str, dir: &std::path::Path, options: &serde_json::Map<String, Value>) -> Result<Arc<dyn Engine>> {
+    let entry = entry(engine)?;
     std::fs::create_dir_all(dir)?;
-    match engine {
-        "wiredtiger" => Ok(Arc::new(wiredtiger::WiredTiger::open(dir, options)?)),
-        "rocksdb" => Ok(Arc::new(rocksdb::RocksDb::open(dir, options)?)),
-        "lmdb" => Ok(Arc::new(lmdb::Lmdb::open(dir, options)?)),
-        other => Err(Error::other(format!("unknown embedded engine {other:?}; allowed: wiredtiger, rocksdb, lmdb"))),
-    }
+    (entry.open)(dir, options)
 }
 
 /// Reads engine options by name. The params schema (lib/enginebench/engines.py) declares every

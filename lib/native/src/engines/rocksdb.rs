@@ -372,6 +372,9 @@ unsafe fn slice<'a>(_unused: *const c_char, it: *mut rocksdb_iterator_t, key: bo
 }
 
 impl Engine for RocksDb {
+    fn trims_oplog_by_key_tracker(&self) -> bool {
+        true
+    }
     fn name(&self) -> &str {
         "rocksdb"
     }
@@ -710,3 +713,11 @@ impl Drop for RocksSession {
         }
     }
 }
+
+/// This engine in the runner's registry (engines/mod.rs, written by build.rs).
+pub const ENTRY: super::EngineEntry = super::EngineEntry {
+    name: "rocksdb",
+    open: |dir, options| Ok(std::sync::Arc::new(RocksDb::open(dir, options)?)),
+    releases: || vec![env!("EB_ROCKSDB_VERSION").to_string()],
+    mmap_stand_in: false,
+};

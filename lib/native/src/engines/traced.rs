@@ -40,6 +40,12 @@ impl Engine for Traced {
     fn name(&self) -> &str {
         self.inner.name()
     }
+    fn trims_oplog_by_key_tracker(&self) -> bool {
+        self.inner.trims_oplog_by_key_tracker()
+    }
+    fn mmap_stand_in(&self) -> bool {
+        self.inner.mmap_stand_in()
+    }
     fn version(&self) -> String {
         self.inner.version()
     }

@@ -683,3 +683,11 @@ impl Drop for WtSessionHandle {
         unsafe { (self.api.session_close)(self.session) };
     }
 }
+
+/// This engine in the runner's registry (engines/mod.rs, written by build.rs).
+pub const ENTRY: super::EngineEntry = super::EngineEntry {
+    name: "wiredtiger",
+    open: |dir, options| Ok(std::sync::Arc::new(WiredTiger::open(dir, options)?)),
+    releases: || releases().into_iter().map(|r| r.0).collect(),
+    mmap_stand_in: false,
+};

@@ -274,7 +274,7 @@ impl RecordStore {
         config["insert_group"] = json!(self.options.insert_group);
         config["oplog_size_mb"] = json!(self.options.oplog_bytes >> 20);
         config["layout"] = json!("mongod's: record ids, a unique _id index, KeyString-shaped index keys");
-        if self.engine.name() == "lmdb" {
+        if self.engine.mmap_stand_in() {
             config["emulated_lock"] = json!(self.options.locking.name());
         }
         if self.options.ring_capped {

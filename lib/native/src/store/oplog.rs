@@ -97,7 +97,7 @@ pub enum Trim {
 impl Trim {
     /// As the engine's server did: stones for WiredTiger, the key tracker for RocksDB.
     pub fn for_engine(engine: &dyn Engine, cap_bytes: i64) -> Result<Trim> {
-        if engine.name() == "rocksdb" {
+        if engine.trims_oplog_by_key_tracker() {
             return Ok(Trim::KeyTracker(engine.table(TRACKER, TableKind::Index)?));
         }
         Ok(Trim::Stones(Mutex::new(Stones::new(cap_bytes))))
