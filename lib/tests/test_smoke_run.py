@@ -1,6 +1,5 @@
 """linkbench_cached at smoke scale on every embedded engine, end to end, and its report pieces."""
 import json
-import os
 import re
 
 import polars as pl
@@ -24,19 +23,13 @@ def intervals(params: dict) -> int:
 def smoke_run(tmp_path_factory):
     results = tmp_path_factory.mktemp("results")
     data = tmp_path_factory.mktemp("data")
-    saved = {k: os.environ.get(k) for k in ("ENGINEBENCH_RESULTS", "ENGINEBENCH_DATA")}
-    os.environ["ENGINEBENCH_RESULTS"], os.environ["ENGINEBENCH_DATA"] = str(results), str(data)
-    try:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ENGINEBENCH_RESULTS", str(results))
+        patch.setenv("ENGINEBENCH_DATA", str(data))
         import enginebench
         path = enginebench.run("linkbench_cached", "smoke", "auto")
         assert latest_run("linkbench_cached") == path
         yield load_run(path), data
-    finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
 
 
 def test_every_engine_completes_and_reports_the_count_drift(smoke_run):

@@ -166,14 +166,18 @@ class Deployment:
         self._spawn(p)
         self._wait_ready(p)
 
+    def _start_mongods(self) -> None:
+        """Every mongod started at once, then each waited for (replica-set members find each
+        other while the rest start)."""
+        mongods = [p for p in self.plan.processes if p.role != "mongos"]
+        for p in mongods:
+            self._spawn(p)
+        for p in mongods:
+            self._wait_ready(p)
+
     def start(self) -> "Deployment":
         try:
-            for p in self.plan.processes:
-                if p.role != "mongos":
-                    self._spawn(p)
-            for p in self.plan.processes:
-                if p.role != "mongos":
-                    self._wait_ready(p)
+            self._start_mongods()
             for name, members in self.plan.replsets.items():
                 self._initiate(name, members)
             mongos = [p for p in self.plan.processes if p.role == "mongos"]
@@ -200,12 +204,7 @@ class Deployment:
         self.procs.clear()
         evicted = evict(str(data_dir), method)
         try:
-            for p in self.plan.processes:
-                if p.role != "mongos":
-                    self._spawn(p)
-            for p in self.plan.processes:
-                if p.role != "mongos":
-                    self._wait_ready(p)
+            self._start_mongods()
             for name, members in self.plan.replsets.items():
                 wait_for_primary(name, members, PRIMARY_TIMEOUT_S)
             for p in self.plan.processes:

@@ -270,30 +270,3 @@ impl MotifData {
         out
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn java_random_matches_java() {
-        // new java.util.Random(42): nextInt(100) x3, nextInt(1000000), nextInt(1 << 20).
-        let mut rng = JavaRandom::new(42);
-        assert_eq!([rng.next_int(100), rng.next_int(100), rng.next_int(100)], [30, 63, 48]);
-        assert_eq!((rng.next_int(1_000_000), rng.next_int(1 << 20)), (948884, 323715));
-    }
-
-    #[test]
-    fn shuffler_is_a_bijection() {
-        for n in [10, 1023, 1024, 4097, 100_000] {
-            let s = InvertibleShuffler::new(NLINKS_SEED, n);
-            let mut seen = vec![false; n as usize];
-            for i in 0..n {
-                let p = s.permute(i);
-                assert!(!seen[p as usize]);
-                seen[p as usize] = true;
-                assert_eq!(s.invert(p), i);
-            }
-        }
-    }
-}
