@@ -307,7 +307,7 @@ class Supervision:
                                exit_cause(self.proc.returncode, result["events"], self.s.sys_dir / "runner.log"))
         if result["status"] == "failed":
             # Named while the data is still there: how much free space is left, how far it got.
-            cause = space.no_space_cause(result["error"], self.s.data_dir)
+            cause = space.no_space_cause(result["error"], self.s.data_dir, self.s.sys_dir / "runner.log")
             if cause:
                 result["engine_error"], result["error"] = result["error"], cause
             result["last_events"] = [brief(e) for e in result["events"][-LAST_EVENTS:]]

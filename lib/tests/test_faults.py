@@ -352,3 +352,23 @@ def test_kill_9_of_the_driver_make_compare_and_reports_show_it_died(tmp_path):
     assert _next_run(tmp_path).returncode == 0
     _nothing_left(tmp_path / "data")
     assert not leftover_groups(run_dir.name)
+
+
+def test_a_full_disk_the_engine_reported_in_its_log_is_named_when_it_failed_on_something_else(tmp_path):
+    """WiredTiger's checkpoint after a write that hit a full disk fails with EINVAL, and the
+    engine frees its preallocated log files as it goes down, so neither the error nor the free
+    space says "full": its own message in the runner's log does."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "collection.wt").write_bytes(b"x" * 4096)
+    error = ("FatalEngineError: WiredTiger checkpoint: WT_PANIC: WiredTiger library panic; WiredTiger: "
+             "__wt_block_checkpoint_resolve, 1008: collection-node.wt: the checkpoint failed, the system must restart: "
+             "Invalid argument")
+    log = tmp_path / "runner.log"
+    log.write_text("wiredtiger: [1][2:3], file:collection-node.wt, WT_SESSION.checkpoint: __posix_file_write, 505: "
+                   "collection-node.wt: handle-write: pwrite: failed to write 4096 bytes at offset 65536: "
+                   "No space left on device\n")
+    cause = space.no_space_cause(error, data, log)
+    assert cause is not None and cause.startswith(f"no space left on device: {data} (") and "4.0 KiB" in cause, cause
+    log.write_text("wiredtiger: a checkpoint message of no consequence\n")
+    assert space.no_space_cause(error, data, log) is None, "free space and no full-disk words: not a full disk"

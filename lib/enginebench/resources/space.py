@@ -84,12 +84,27 @@ def refusal(data_dir: Path, estimate: dict) -> str | None:
             "larger filesystem or run a smaller scale")
 
 
-def no_space_cause(error: str | None, data_dir: Path) -> str | None:
+# How much of the end of a runner's log is read for the engine's own words on a full disk.
+LOG_TAIL = 256 << 10
+
+
+def _log_tail(log: Path | None) -> str:
+    if log is None or not Path(log).is_file():
+        return ""
+    with open(log, "rb") as fh:
+        fh.seek(max(0, Path(log).stat().st_size - LOG_TAIL))
+        return fh.read().decode("utf-8", "replace")
+
+
+def no_space_cause(error: str | None, data_dir: Path, log: Path | None = None) -> str | None:
     """'no space left on device: ...' when a failure came from a full disk: the runner's error
-    says so, or the device holding the data has (almost) nothing left. Read before the data is
-    deleted: the size is what this system's files reached."""
+    says so, or the engine said so in the runner's log before it failed on something else
+    (WiredTiger's checkpoint after a failed write ends in EINVAL, and it frees its preallocated
+    log files on its way down), or the device holding the data has (almost) nothing left. Read
+    before the data is deleted: the size is what this system's files reached."""
     free = free_bytes(data_dir)
-    if not (error and NO_SPACE.search(error)) and free >= FULL_BELOW:
+    said = NO_SPACE.search(error or "") or NO_SPACE.search(_log_tail(log))
+    if not said and free >= FULL_BELOW:
         return None
     size = dir_size(data_dir)[0] if Path(data_dir).exists() else 0
     return f"no space left on device: {data_dir} ({human(free)} free, this system's data reached {human(size)})"
