@@ -186,3 +186,17 @@ def test_a_phase_measured_until_steady_shows_how_long_it_ran_beside_the_post(syn
     table = context.scale_mapping(synthetic_run)
     row = table.filter((pl.col("setting") == "measured part") & (pl.col("systems").str.contains("wt"))).row(0, named=True)
     assert row["this run"] == "1.33 min (until steady; at most 5 min)", row
+
+
+def test_on_a_uri_target_the_engine_is_the_server_as_it_named_itself(synthetic_run):
+    """TARGET=uri: every system is the one server; the engine column names it and its storage
+    engine as serverStatus said (or that it said none), never the params' engine."""
+    from enginebench.report.engine_table import engine_name
+    synthetic_run.manifest["target"] = {"kind": "uri"}
+    system = {"label": "wt", "engine": "wiredtiger", "engine_reported": "unknown",
+              "engine_config": {"server_process": "mongo-java-server"}}
+    assert engine_name(synthetic_run, system) == "mongo-java-server (storage engine: not reported)"
+    system = {**system, "engine_reported": "wiredTiger", "engine_config": {"server_process": "mongod"}}
+    assert engine_name(synthetic_run, system) == "mongod (storage engine: wiredTiger)"
+    synthetic_run.manifest["target"] = {"kind": "embedded"}
+    assert engine_name(synthetic_run, {**system, "engine_reported": None}) == "wiredtiger"

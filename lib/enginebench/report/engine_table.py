@@ -41,6 +41,17 @@ def _text(value) -> str | None:
     return str(value)
 
 
+def engine_name(run: RunData, system: dict) -> str:
+    """What ran a system: its engine; on TARGET=uri, where every system is the same server, the
+    server as it named itself and its storage engine as serverStatus reported it."""
+    reported = system.get("engine_reported")
+    if (run.manifest.get("target") or {}).get("kind") != "uri":
+        return reported or system["engine"]
+    server = (system.get("engine_config") or {}).get("server_process") or "the server at the URI"
+    engine = reported if reported and reported != "unknown" else "not reported"
+    return f"{server} (storage engine: {engine})"
+
+
 def engine_configuration(run: RunData) -> pl.DataFrame:
     """One row per system: label, engine, version, its named settings, where the recorded values
     come from, then each setting."""
@@ -48,7 +59,7 @@ def engine_configuration(run: RunData) -> pl.DataFrame:
     for system in run.systems:
         recorded = system.get("engine_config")
         settings = _flat(recorded if recorded else {k: v for k, v in system["options"].items() if k != "version"})
-        rows.append({"system": system["label"], "engine": system.get("engine_reported") or system["engine"],
+        rows.append({"system": system["label"], "engine": engine_name(run, system),
                      "version": system.get("version") or system["options"].get("version") or "not recorded",
                      # the named settings (docs/settings.md gives each value and its source)
                      "settings": system.get("settings") or run.manifest["params"].get("settings") or "2015",

@@ -13,6 +13,7 @@ from ...report import over_time, palette, unfinished
 from ...report.charts import symlog_axis
 from ...report.claims import Measured, NOT_EVALUATED, caveat, evaluate, load_claims, verdict_summary
 from ...report import latency
+from ...report.engine_table import engine_name
 from ...report.rundata import RunData
 
 PHASE = "run"
@@ -39,7 +40,7 @@ def systems_table(run: RunData) -> pl.DataFrame:
     for s in run.systems:
         info = summary(run, s["label"]) or {}
         lag = info.get("lag_ms") or {}
-        rows.append({"setup": s["label"], "role": s["role"], "engine": s["engine"], "version": s.get("version") or "",
+        rows.append({"setup": s["label"], "role": s["role"], "engine": engine_name(run, s), "version": s.get("version") or "",
                      "flashback": info.get("role") or "", "status": s.get("status"),
                      "ops run": sum((info.get("ops_run") or {}).values()),
                      "lag p99 (ms)": lag.get("p99"), "error": s.get("error") or ""})
