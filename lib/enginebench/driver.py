@@ -245,6 +245,7 @@ def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None
         systems, notes = prepare_systems(params)
         resolved["banner"] = resolved["banner"] + notes
     if resolved["kind"] == "uri":
+        _refuse_cold_start_on_uri(params)
         resolved["banner"] = resolved["banner"] + _without_limits(params)
     # Raises, starting nothing, when a required limit is impossible (for the run or any system).
     plan = plan_resources(params)
@@ -288,6 +289,17 @@ def _run_in_order(folder: RunFolder, prepared: Prepared, stop_flag: threading.Ev
             print(f"enginebench: {folder.manifest['stopped']}", file=sys.stderr, flush=True)
             break
     return "complete"
+
+
+def _refuse_cold_start_on_uri(params: dict) -> None:
+    """A cold start restarts the server so that its own cache goes with it; a deployment at the
+    URI was not launched by this run and cannot be restarted from here, so its caches would stay
+    warm while the params say nothing is in memory. Refused before anything starts."""
+    method = params["phases"].get("cold_start", "none")
+    if method != "none":
+        raise ValueError(f"{params['params_file']}: phases.cold_start is {method!r}, but TARGET=uri cannot restart "
+                         "the deployment at the URI, so its caches would stay warm; allowed there: 'none' (measure "
+                         "it warm: SET=phases.cold_start=none), or TARGET=mongod for a server this run launches")
 
 
 def _without_limits(params: dict) -> list[str]:
