@@ -64,17 +64,15 @@ fn locked_version(name: &str) -> String {
     "?".to_string()
 }
 
-/// The families' native loops: every module in src/workloads/ (`<name>.rs`, or `<name>/mod.rs`)
-/// is the family of that name and provides `build(params)`. The registry is written from the
-/// folder so that a family's loops are one file with no list to keep in step; the family's one
-/// registry line is in lib/enginebench/families.py, and lib/tests/test_registry.py checks that
-/// the two agree.
-fn workload_registry(out: &Path) {
-    let folder = fs::canonicalize("src/workloads").expect("src/workloads is missing");
-    println!("cargo:rerun-if-changed=src/workloads");
-    let mut modules: Vec<(String, PathBuf)> = fs::read_dir(&folder).expect("cannot list src/workloads")
-        .map(|entry| entry.expect("cannot list src/workloads").path())
-        .filter_map(|path| {
+/// The modules of `src/<folder>` (`<name>.rs`, or `<name>/mod.rs`) that `keep` accepts by their
+/// source text, sorted by name; each is declared in the generated code with its path, so adding
+/// one adds no line to a list.
+fn modules_in(folder: &str, keep: impl Fn(&str) -> bool) -> (Vec<(String, PathBuf)>, String) {
+    let dir = fs::canonicalize(format!("src/{folder}")).unwrap_or_else(|_| panic!("src/{folder} is missing"));
+    println!("cargo:rerun-if-changed=src/{folder}");
+    let mut modules: Vec<(String, PathBuf)> = fs::read_dir(&dir).unwrap_or_else(|_| panic!("cannot list src/{folder}"))
+        .filter_map(|entry| {
+            let path = entry.ok()?.path();
             let stem = path.file_stem()?.to_str()?.to_string();
             if path.is_dir() && path.join("mod.rs").is_file() {
                 Some((stem, path.join("mod.rs")))
@@ -84,12 +82,21 @@ fn workload_registry(out: &Path) {
                 None
             }
         })
+        .filter(|(_, path)| fs::read_to_string(path).is_ok_and(|text| keep(&text)))
         .collect();
     modules.sort();
-    let mut code = String::from("// Written by build.rs from the modules in src/workloads/.\n");
+    let mut declarations = format!("// Written by build.rs from the modules in src/{folder}/.\n");
     for (name, path) in &modules {
-        code += &format!("#[path = {:?}]\npub mod {name};\n", path.display().to_string());
+        declarations += &format!("#[path = {:?}]\npub mod {name};\n", path.display().to_string());
     }
+    (modules, declarations)
+}
+
+/// The families' native loops: every module in src/workloads/ is the family of that name and
+/// provides `build(params)`; the family's one registry line is in
+/// lib/enginebench/families/__init__.py, and lib/tests/test_registry.py checks that the two agree.
+fn workload_registry(out: &Path) {
+    let (modules, mut code) = modules_in("workloads", |_| true);
     let names: Vec<String> = modules.iter().map(|(name, _)| format!("{name:?}")).collect();
     code += &format!("\n/// The families this runner executes.\npub const NAMES: [&str; {}] = [{}];\n",
                      names.len(), names.join(", "));
@@ -106,19 +113,7 @@ fn workload_registry(out: &Path) {
 /// engine's one registry record on the Python side is in lib/enginebench/engines.py, and
 /// lib/tests/test_registry.py checks that the two agree.
 fn engine_registry(out: &Path) {
-    let folder = fs::canonicalize("src/engines").expect("src/engines is missing");
-    println!("cargo:rerun-if-changed=src/engines");
-    let mut modules: Vec<(String, PathBuf)> = fs::read_dir(&folder).expect("cannot list src/engines")
-        .map(|entry| entry.expect("cannot list src/engines").path())
-        .filter(|path| path.extension().is_some_and(|e| e == "rs"))
-        .filter(|path| fs::read_to_string(path).is_ok_and(|text| text.contains("pub const ENTRY: super::EngineEntry")))
-        .filter_map(|path| Some((path.file_stem()?.to_str()?.to_string(), path)))
-        .collect();
-    modules.sort();
-    let mut code = String::from("// Written by build.rs from the engine modules in src/engines/.\n");
-    for (name, path) in &modules {
-        code += &format!("#[path = {:?}]\npub mod {name};\n", path.display().to_string());
-    }
+    let (modules, mut code) = modules_in("engines", |text| text.contains("pub const ENTRY: super::EngineEntry"));
     let entries: Vec<String> = modules.iter().map(|(name, _)| format!("&{name}::ENTRY")).collect();
     code += &format!("\n/// The engines this runner was built with.\npub const ENGINES: [&EngineEntry; {}] = [{}];\n",
                      entries.len(), entries.join(", "));
