@@ -29,7 +29,7 @@ from .resources.profiles import ResourcePlan, SystemResources, plan_resources
 from .params import load_params
 from .results import scratch as scratch_folders
 from .results.rundir import RunFolder, settle_all
-from . import loads, native
+from . import loads, native, uri_target
 from .families import family
 from .params.plan import load_threads, plan_steps
 from .supervision import RUNNER_ENV, Supervision, SystemRun
@@ -245,8 +245,8 @@ def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None
         systems, notes = prepare_systems(params)
         resolved["banner"] = resolved["banner"] + notes
     if resolved["kind"] == "uri":
-        _refuse_cold_start_on_uri(params)
-        resolved["banner"] = resolved["banner"] + _without_limits(params)
+        resolved["banner"] = resolved["banner"] + uri_target.prepare(params, resolved.get("server_process"))
+        systems = params["systems"]
     # Raises, starting nothing, when a required limit is impossible (for the run or any system).
     plan = plan_resources(params)
     system_plans = {s["label"]: plan_resources(params, s) for s in params["systems"]}
@@ -289,36 +289,6 @@ def _run_in_order(folder: RunFolder, prepared: Prepared, stop_flag: threading.Ev
             print(f"enginebench: {folder.manifest['stopped']}", file=sys.stderr, flush=True)
             break
     return "complete"
-
-
-def _refuse_cold_start_on_uri(params: dict) -> None:
-    """A cold start restarts the server so that its own cache goes with it; a deployment at the
-    URI was not launched by this run and cannot be restarted from here, so its caches would stay
-    warm while the params say nothing is in memory. Refused before anything starts."""
-    method = params["phases"].get("cold_start", "none")
-    if method != "none":
-        raise ValueError(f"{params['params_file']}: phases.cold_start is {method!r}, but TARGET=uri cannot restart "
-                         "the deployment at the URI, so its caches would stay warm; allowed there: 'none' (measure "
-                         "it warm: SET=phases.cold_start=none), or TARGET=mongod for a server this run launches")
-
-
-def _without_limits(params: dict) -> list[str]:
-    """TARGET=uri: the server behind the URI is not this machine's to limit; applied here, the
-    params' memory and storage limits would have limited the runner, its client. They are
-    dropped from the run's params, and the banner says which were."""
-    memory = params["resources"]["memory"].get("limit_mb")
-    storage = params["resources"]["storage"].get("profile")
-    per_system = sorted({s["memory_limit_mb"] for s in params["systems"] if s.get("memory_limit_mb")})
-    params["resources"] = {"memory": {"limit_mb": None, "enforce": "best_effort"},
-                           "storage": {"profile": "none", "scale": 1.0, "during_load": True}}
-    for system in params["systems"]:
-        system["memory_limit_mb"], system["memory_own_mb"] = None, 0
-    dropped = ([f"memory {memory} MB"] if memory else []) + ([f"storage profile {storage}"] if storage not in (None, "none") else [])
-    dropped += [f"per-system memory {', '.join(str(m) for m in per_system)} MB"] if per_system else []
-    if not dropped:
-        return []
-    return [f"TARGET=uri: the params' limits ({'; '.join(dropped)}) were not applied: the server behind the URI is "
-            "not this machine's to limit, and applied here they would have limited its client."]
 
 
 def _clear_dead_runs() -> None:

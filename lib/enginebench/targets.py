@@ -56,6 +56,21 @@ def reach(uri: str) -> dict:
                            f"{type(exc).__name__}: {exc}") from None
 
 
+def server_process(uri: str) -> str | None:
+    """The name the server at the URI gives itself (serverStatus.process), or None when it will
+    not say before authentication or the connection needs TLS (the driver's to do)."""
+    from pymongo.uri_parser import parse_uri
+
+    from .mongod import wire
+    if uri.startswith("mongodb+srv://") or "tls=true" in uri.lower() or "ssl=true" in uri.lower():
+        return None
+    host, port = parse_uri(uri)["nodelist"][0]
+    try:
+        return wire.command(host, port, {"serverStatus": 1}, timeout_s=REACH_TIMEOUT_S).get("process")
+    except Exception:  # refused (auth) or an error reply: the run's companion records what it can
+        return None
+
+
 def resolve_target(target: str, params: dict | None = None) -> dict:
     """{'kind': 'embedded'|'mongod'|'uri', 'banner': [lines for the top of the report], ...}."""
     mongod = find_mongod()
@@ -66,9 +81,11 @@ def resolve_target(target: str, params: dict | None = None) -> dict:
             raise RuntimeError(f"TARGET=uri: set {URI_ENV}=mongodb://host:port/ to the deployment to measure")
         reach(uri)
         return {"kind": "uri", "requested": target, "uri": redact(uri), "mongod": None,
-                "banner": [f"TARGET=uri: every system ran on the existing deployment {redact(uri)}, each in its own "
-                           "database; the params' engine options do not apply there, and only the server's "
-                           "own statistics (serverStatus, dbStats) describe it."]}
+                "server_process": server_process(uri),
+                "banner": [f"TARGET=uri: the existing deployment {redact(uri)} ran, in its own database; the params' "
+                           "engine options and limits do not apply there, only the server's own statistics "
+                           "(serverStatus, dbStats) describe it, and no claim about the post's engines is judged "
+                           "from it."]}
     if target == "mongod":
         if mongod is None and not named:
             raise RuntimeError(NO_MONGOD)

@@ -53,8 +53,10 @@ def _record(exp: str, target: str, tmp_path: Path, monkeypatch, uri: str | None 
     run_dir = driver.run(exp, "smoke", target, systems=[label], sets=RUNS[exp])
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["status"] == "complete", manifest["systems"]
+    # On a server the system is labelled by the server's name (uri_target.py).
+    ran = next(iter(manifest["systems"]))
     calls = defaultdict(list)
-    for line in (out / f"{label}.calls.jsonl").read_text().splitlines():
+    for line in (out / f"{ran}.calls.jsonl").read_text().splitlines():
         call = json.loads(line)
         calls[(call["phase"], call["worker"])].append(f"{call['call']} {OID.sub('ObjectId', call['args'])}")
     return calls, manifest["params"]["phases"]

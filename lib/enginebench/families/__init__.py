@@ -62,6 +62,12 @@ class Family:
             return module.runner_params(params, system, run_dir, system_dir)
         return {k: v for k, v in params["workload"].items() if k != "name"}
 
+    def systems_on_one_server(self, workload: dict) -> int:
+        """How many of the params' systems a run on one server (TARGET=uri, uri_target.py) keeps:
+        the first, unless its systems differ in more than their engines (Flashback's recorder)."""
+        module = self.params_module()
+        return module.systems_on_one_server(workload) if hasattr(module, "systems_on_one_server") else 1
+
     def describe_params(self, params: dict) -> dict:
         """The workload params that size a run before it starts (`enginebench-runner describe`)."""
         module = self.params_module()

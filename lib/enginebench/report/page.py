@@ -59,7 +59,7 @@ def show_context(run: RunData) -> None:
     from .trust import one_server_reason
     display(HTML(html.table(context.scale_mapping(run), "The post's scale and ours")))
     one_server = one_server_reason(run)
-    if one_server:  # TARGET=uri: its systems' ratios would compare the server with itself
+    if one_server:  # TARGET=uri: one server measured in place of the post's engines
         display(HTML(f"<p>The post's ratio between its engines is not set beside ours: {escape(one_server)}.</p>"))
         return
     display(HTML(html.table(context.normalised_view(run), "The post's ratio between its engines beside ours "

@@ -6,8 +6,8 @@ claims table so that a verdict never contradicts the page it is on.
 - A host whose speed probe (results/calibration.py) moved beyond SPEED_STEADY between the start
   and the end of the run: claims on time (rates, latencies, CPU per operation) read `host
   drifted`; claims on bytes and space do not depend on the host's speed and keep their verdict.
-- A run on TARGET=uri ran every system on one server: a claim comparing two systems would compare
-  that server with itself, so it is `not evaluated`, saying so.
+- A run on TARGET=uri measured the one server at the URI in place of the post's engines
+  (uri_target.py): every claim is `not evaluated`, saying so.
 - A query phase that never reached steady state gives `not steady`; that one is decided where
   the intervals are chosen (report/steady.py, used by the LinkBench resolver).
 A claim that was not evaluated keeps its own reason: it had no verdict to withhold.
@@ -46,14 +46,14 @@ def _withheld(row: dict, verdict: str, why: str) -> dict:
 
 
 def one_server_reason(run: RunData) -> str | None:
-    """TARGET=uri: every system ran on the same server, so a claim comparing two of them compares
-    that server with itself; None on any other target."""
+    """TARGET=uri: the run measured the one server at the URI in place of the post's engines, so
+    no claim about those engines is judged from it; None on any other target."""
     if (run.manifest.get("target") or {}).get("kind") != "uri":
         return None
     names = {f"{(info.get('engine_config') or {}).get('server_process') or 'a server'} (version "
              f"{info.get('version') or 'unknown'})" for info in (run.manifest.get("systems") or {}).values()}
-    return (f"not comparable: every system ran on one server, {', '.join(sorted(names)) or 'the URI'}, so this "
-            "claim would compare that server with itself")
+    return (f"not comparable: this run measured one server, {', '.join(sorted(names)) or 'the one at the URI'}, in "
+            "place of the post's engines, so it neither compares them nor stands for one of them")
 
 
 def withhold(run: RunData, table: pl.DataFrame) -> pl.DataFrame:
@@ -63,9 +63,8 @@ def withhold(run: RunData, table: pl.DataFrame) -> pl.DataFrame:
     one_server = one_server_reason(run)
     rows = []
     for row in table.iter_rows(named=True):
-        if row["verdict"] != NOT_EVALUATED and one_server:
-            measured = f" (its systems' ratio was {row['measured_ratio']:.2f})" if row["measured_ratio"] is not None else ""
-            row = {**row, "verdict": NOT_EVALUATED, "measured_ratio": None, "reason": one_server + measured}
+        if one_server:
+            row = {**row, "verdict": NOT_EVALUATED, "measured_ratio": None, "reason": one_server}
         elif row["verdict"] != NOT_EVALUATED and smoke:
             row = _withheld(row, SMOKE, SMOKE_REASON)
         elif row["verdict"] != NOT_EVALUATED and drifted and depends_on_time(row["metric"]):

@@ -90,6 +90,12 @@ def runner_params(params: dict, system: dict, run_dir: Path, system_dir: Path) -
     return {**out, "role": "replayer", "capture_in": str(capture)}
 
 
+def systems_on_one_server(workload: dict) -> int:
+    """On one server (TARGET=uri): the recorder and one replay of its capture; with a
+    capture_file every system replays that file, so one."""
+    return 1 if workload.get("capture_file") else 2
+
+
 def describe_params(params: dict) -> dict:
     """What sizes a run before it starts: the recorder's dataset, or the capture_file's."""
     workload = params["workload"]
