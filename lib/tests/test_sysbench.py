@@ -84,3 +84,13 @@ def test_metrics_over_time_mark_the_half_the_throughput_averages(smoke):
     spec = over_time.chart(smoke, sb.OVER_TIME).to_dict()
     assert any("second half" in line for line in spec["title"]["subtitle"])
     assert charts.to_png(over_time.chart(smoke, sb.OVER_TIME))[:4] == b"\x89PNG"
+
+
+def test_every_interval_is_also_kept_second_by_second(smoke):
+    """The runner's ticks (one second each) add up to their interval's count exactly."""
+    ticks = smoke.ticks.group_by("system", "phase", "interval").agg(pl.col("ops").sum().alias("ticked"),
+                                                                  pl.col("seconds").sum())
+    joined = smoke.intervals.join(ticks, on=["system", "phase", "interval"], how="left")
+    assert joined.height == smoke.intervals.height and joined["ticked"].is_not_null().all()
+    assert (joined["ticked"] == joined["ops"]).all(), joined.select("system", "phase", "interval", "ops", "ticked")
+    assert ((joined["seconds_right"] - joined["seconds"]).abs() < 1e-6).all()

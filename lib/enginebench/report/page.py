@@ -73,6 +73,18 @@ def show_repeats(run: RunData) -> None:
         display(HTML(html.table(repeats.spread_table(group), "Headline numbers over the repeated runs")))
 
 
+def show_per_second(run: RunData) -> None:
+    """Where a stall hides: the seconds whose rate dipped, and those phases second by second."""
+    from IPython.display import Image
+
+    from . import charts, per_second
+    found = per_second.dips(run)
+    display(Markdown(per_second.sentence(run, found)))
+    if not found.is_empty():
+        display(HTML(html.table(found, "Seconds that dipped, per system and phase")))
+        display(Image(charts.to_png(per_second.chart(run, found))))
+
+
 def show_provenance(run: RunData) -> None:
     display(HTML(html.provenance(run)))
 

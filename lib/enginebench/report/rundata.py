@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import polars as pl
@@ -20,6 +20,9 @@ class RunData:
     intervals: pl.DataFrame
     ops: pl.DataFrame
     samples: pl.DataFrame
+    # The rate per tick (a second) of every interval (results/tables.py tick_rows): empty for runs
+    # made before the runner counted ticks.
+    ticks: pl.DataFrame = field(default_factory=pl.DataFrame)
 
     @property
     def systems(self) -> list[dict]:
@@ -75,7 +78,7 @@ def load_run(path: str | Path) -> RunData:
     def table(name):
         file = path / f"{name}.parquet"
         return pl.read_parquet(file) if file.exists() else pl.DataFrame()
-    return RunData(path, manifest, table("intervals"), table("ops"), table("samples"))
+    return RunData(path, manifest, table("intervals"), table("ops"), table("samples"), table("ticks"))
 
 
 def system_events(run: RunData, label: str, *kinds: str) -> list[dict]:

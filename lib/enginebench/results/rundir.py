@@ -1,7 +1,7 @@
 """A run's folder: data/results/<exp>/<YYYYMMDD-HHMMSS>-<host>/, created once, never reused.
 
 manifest.json carries the provenance (DESIGN §8) and each system's status; intervals.parquet,
-ops.parquet and samples.parquet are the tidy tables; <system>/ keeps the runner's raw events,
+ops.parquet, ticks.parquet (the per-second rate) and samples.parquet are the tidy tables; <system>/ keeps the runner's raw events,
 samples, spec and log. The manifest is rewritten as systems finish, so an interrupted run still
 says what it measured.
 
@@ -28,7 +28,7 @@ from ..paths import results_dir, scratch_dir
 from .calibration import calibrate, calibrate_end
 from .owner import alive, boot_id, hostname, identity
 from .provenance import git_state, host_facts, package_versions
-from .tables import interval_row, op_rows
+from .tables import interval_row, op_rows, tick_rows
 
 
 # A run id names the run's cgroups, which are machine-wide, so it must be unique on the machine,
@@ -61,6 +61,7 @@ class RunFolder:
         self.systems: dict[str, dict] = {}
         self.interval_rows: list[dict] = []
         self.op_rows: list[dict] = []
+        self.tick_rows: list[dict] = []
         self.sample_rows: list[dict] = []
 
     @property
@@ -118,10 +119,15 @@ class RunFolder:
         tmp.replace(self.path / "manifest.json")
 
     def add_rows(self, label: str, events: list[dict], samples: list[dict]) -> None:
+        tick_s = {}
         for event in events:
+            if event.get("event") == "phase_start" and event.get("tick_s"):
+                tick_s[event["phase"]] = event["tick_s"]
             if event.get("event") == "interval":
                 self.interval_rows.append(interval_row(label, event, samples))
                 self.op_rows.extend(op_rows(label, event))
+                if event["phase"] in tick_s:
+                    self.tick_rows.extend(tick_rows(label, event, tick_s[event["phase"]]))
         self.sample_rows.extend({"system": label, **s} for s in samples)
 
     def record_system(self, result: dict) -> None:
@@ -154,7 +160,8 @@ class RunFolder:
         self.write_manifest()
 
     def write_tables(self) -> None:
-        for name, rows in (("intervals", self.interval_rows), ("ops", self.op_rows), ("samples", self.sample_rows)):
+        for name, rows in (("intervals", self.interval_rows), ("ops", self.op_rows), ("ticks", self.tick_rows),
+                           ("samples", self.sample_rows)):
             if rows:
                 pl.DataFrame(rows, infer_schema_length=None).write_parquet(self.path / f"{name}.parquet")
 

@@ -2,6 +2,8 @@
 
 intervals: one row per (system, phase, interval) with op totals and per-op OS metrics.
 ops:       one row per (system, phase, interval, op type) with latency percentiles (HdrHistogram).
+ticks:     one row per (system, phase, interval, tick): the rate per second (a tick is a second
+           when the interval is whole seconds), counted as the interval's rate is.
 samples:   the raw OS samples, one row per sample time.
 """
 from __future__ import annotations
@@ -39,16 +41,45 @@ def op_rows(system: str, event: dict) -> list[dict]:
     return rows
 
 
+def counted(per_op: dict[str, tuple[int, int]], accounting: dict | None) -> int:
+    """What a rate counts, from (calls, items) per op type: calls or documents, of every op type
+    or of the ones the workload names (its accounting)."""
+    accounting = accounting or DEFAULT_ACCOUNTING
+    which = 1 if accounting["rate"] == "items" else 0
+    return sum(pair[which] for name, pair in per_op.items()
+               if accounting["rate_ops"] is None or name in accounting["rate_ops"])
+
+
 def counted_ops(event: dict) -> tuple[float, float | None]:
     """What an interval's throughput counts, and what its per-op figures divide by (None: the
     same). The workload says which (calls or documents, of which ops): e.g. LinkBench's load
     counts all documents inserted per second, per node inserted, as in the post's load tables."""
     ops = event["ops"]
     accounting = event.get("accounting") or DEFAULT_ACCOUNTING
-    counted = [s for name, s in ops.items() if accounting["rate_ops"] is None or name in accounting["rate_ops"]]
-    numerator = sum(s[("items" if accounting["rate"] == "items" else "count")] for s in counted)
+    numerator = counted({name: (s["count"], s["items"]) for name, s in ops.items()}, accounting)
     normaliser = ops.get(accounting["per_op"], {}).get("items", 0) or None if accounting["per_op"] else None
     return numerator, normaliser
+
+
+def tick_rows(system: str, event: dict, tick_s: float) -> list[dict]:
+    """One row per tick of an interval event, its rate counted as the interval's (counted):
+    the per-second rate and the interval's are one definition at two resolutions."""
+    ticks = {name: stats.get("ticks") or [] for name, stats in event["ops"].items()}
+    n = max((len(t) for t in ticks.values()), default=0)
+    rows = []
+    for i in range(n):
+        t0 = event["t_start"] + i * tick_s
+        seconds = min(tick_s, event["t_end"] - t0)
+        ops = counted({name: tuple(t[i]) if i < len(t) else (0, 0) for name, t in ticks.items()},
+                      event.get("accounting"))
+        if seconds <= 1e-9:  # past a phase that ended mid-interval: the runner counts nothing there
+            if rows:
+                rows[-1]["ops"] += ops
+                rows[-1]["ops_per_s"] = rows[-1]["ops"] / rows[-1]["seconds"]
+            continue
+        rows.append({"system": system, "phase": event["phase"], "interval": event["interval"], "tick": i,
+                     "t_start": t0, "seconds": seconds, "ops": ops, "ops_per_s": ops / seconds})
+    return rows
 
 
 def interval_rate(event: dict) -> float:

@@ -181,6 +181,7 @@ fn encode_share(share: &Share) -> Value {
             "count": s.histogram.len(), "items": s.items, "errors": s.errors, "cpu_ns": s.cpu_ns(),
             "cpu_samples": s.cpu_samples, "slow": s.slow, "hist": encode(&s.histogram),
             "intended_hist": s.intended.as_ref().and_then(encode),
+            "ticks": s.ticks.iter().map(|(calls, items)| [*calls, *items]).collect::<Vec<_>>(),
         }));
     }
     Value::Object(ops)
@@ -219,7 +220,7 @@ struct Coordinator<'a> {
 impl<'a> Coordinator<'a> {
     fn new(spec: &'a PhaseSpec, target: &'a Arc<dyn Target>, workers: usize) -> Self {
         let start = Instant::now();
-        let clock = Clock { start, start_wall: now(), length_s: spec.interval_s };
+        let clock = Clock::new(start, now(), spec.interval_s);
         Coordinator {
             spec, target, start, clock,
             last_index: spec.duration_s.map(|d| ((d / spec.interval_s).round() as i64 - 1).max(0)),
@@ -237,7 +238,8 @@ impl<'a> Coordinator<'a> {
     fn announce(&self) {
         let spec = self.spec;
         emit("phase_start", json!({"phase": spec.name, "t": self.clock.start_wall, "workers": self.recorders.len(),
-                                   "interval_s": spec.interval_s, "duration_s": spec.duration_s,
+                                   "interval_s": spec.interval_s, "tick_s": self.clock.tick_s(),
+                                   "duration_s": spec.duration_s,
                                    "until_steady": spec.until_steady,
                                    "cpu_sample_every": CPU_SAMPLE_EVERY}));
         if HANG_AT.get() == Some(&spec.name) {
@@ -290,9 +292,11 @@ impl<'a> Coordinator<'a> {
         let stats = self.target.stats();
         let mut merged: std::collections::BTreeMap<i64, Share> = Default::default();
         for rec in &self.recorders {
-            for (k, share) in rec.take(if take_all { i64::MAX } else { upto }) {
-                let key = if take_all { k.min(upto) } else { k };
-                merged.entry(key).or_default().merge(share);
+            for (k, mut share) in rec.take(if take_all { i64::MAX } else { upto }) {
+                if k > upto {  // after the phase's end: counted in the tick it ended in
+                    share.fold_ticks_into(self.last_tick(upto, final_end));
+                }
+                merged.entry(k.min(upto)).or_default().merge(share);
             }
         }
         // The worker threads' CPU read now belongs to the last interval being closed; so does the
@@ -316,6 +320,15 @@ impl<'a> Coordinator<'a> {
             }));
         }
         self.next_k = upto + 1;
+    }
+
+    /// The tick of interval k in which the phase ended (its last, without an end).
+    fn last_tick(&self, k: i64, end: Option<f64>) -> usize {
+        let last = self.clock.ticks - 1;
+        end.map_or(last, |end| {
+            let within = ((end - self.clock.start_wall) / self.clock.length_s - k as f64) * self.clock.ticks as f64;
+            (within.ceil() as i64 - 1).clamp(0, last as i64) as usize
+        })
     }
 
     /// Until the phase ends: closes intervals as they pass; returns the finding that stopped it

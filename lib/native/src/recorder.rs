@@ -5,6 +5,10 @@
 //! operation belongs to the interval in which it completes; one that completes in an interval
 //! already closed is counted in the next one, so none is lost.
 //!
+//! Within an interval, each op type also counts its calls and items per tick (one second for
+//! intervals of whole seconds): a stall of a second or two, which a 20-second interval's rate
+//! averages away, stays visible (the report's per-second rate).
+//!
 //! CPU: the thread's CPU clock costs a system call (~0.4 us here), so the CPU inside operations
 //! is read around one operation in CPU_SAMPLE_EVERY and scaled to the count (the events say
 //! so); the thread's whole CPU is read by the coordinator at every interval boundary.
@@ -32,12 +36,32 @@ pub struct OpStats {
     pub cpu_sampled_ns: u64,
     pub cpu_samples: u64,
     pub slow: u64,
+    /// (calls, items) per tick of the interval, up to the last tick with a call.
+    pub ticks: Vec<(u64, u64)>,
 }
 
 impl OpStats {
     fn new() -> Self {
         OpStats { histogram: new_histogram(), intended: None, items: 0, errors: 0, cpu_sampled_ns: 0,
-                  cpu_samples: 0, slow: 0 }
+                  cpu_samples: 0, slow: 0, ticks: Vec::new() }
+    }
+
+    fn tick(&mut self, tick: usize, items: u64) {
+        if self.ticks.len() <= tick {
+            self.ticks.resize(tick + 1, (0, 0));
+        }
+        self.ticks[tick].0 += 1;
+        self.ticks[tick].1 += items;
+    }
+
+    /// Every tick's calls moved into `tick`: ops that completed after a phase's end, counted in
+    /// its last interval, land in that interval's last tick, not at their own offsets.
+    fn fold_ticks_into(&mut self, tick: usize) {
+        let (calls, items) = self.ticks.drain(..).fold((0, 0), |(c, i), (tc, ti)| (c + tc, i + ti));
+        if calls > 0 {
+            self.ticks.resize(tick + 1, (0, 0));
+            self.ticks[tick] = (calls, items);
+        }
     }
 
     pub fn merge(&mut self, other: OpStats) {
@@ -55,6 +79,13 @@ impl OpStats {
         self.cpu_sampled_ns += other.cpu_sampled_ns;
         self.cpu_samples += other.cpu_samples;
         self.slow += other.slow;
+        if self.ticks.len() < other.ticks.len() {
+            self.ticks.resize(other.ticks.len(), (0, 0));
+        }
+        for (mine, (calls, items)) in self.ticks.iter_mut().zip(other.ticks) {
+            mine.0 += calls;
+            mine.1 += items;
+        }
     }
 
     /// CPU inside the calls: the sampled CPU scaled to every call.
@@ -85,6 +116,13 @@ impl Share {
         &mut self.ops[i].1
     }
 
+    /// See OpStats::fold_ticks_into.
+    pub fn fold_ticks_into(&mut self, tick: usize) {
+        for (_, stats) in self.ops.iter_mut() {
+            stats.fold_ticks_into(tick);
+        }
+    }
+
     pub fn merge(&mut self, other: Share) {
         for (name, stats) in other.ops {
             match self.ops.iter_mut().find(|(n, _)| *n == name) {
@@ -95,17 +133,36 @@ impl Share {
     }
 }
 
-/// Interval boundaries of a phase: interval k covers [start + k*len, start + (k+1)*len).
+/// Interval boundaries of a phase: interval k covers [start + k*len, start + (k+1)*len),
+/// in `ticks` equal ticks.
 #[derive(Clone, Copy)]
 pub struct Clock {
     pub start: Instant,
     pub start_wall: f64,
     pub length_s: f64,
+    pub ticks: usize,
 }
 
 impl Clock {
+    /// Ticks of one second when the interval is whole seconds; else as many as its seconds,
+    /// rounded up (at least one).
+    pub fn new(start: Instant, start_wall: f64, length_s: f64) -> Self {
+        Clock { start, start_wall, length_s, ticks: (length_s.ceil() as usize).max(1) }
+    }
+
+    pub fn tick_s(&self) -> f64 {
+        self.length_s / self.ticks as f64
+    }
+
     pub fn index(&self, at: Instant) -> i64 {
         (at.duration_since(self.start).as_secs_f64() / self.length_s) as i64
+    }
+
+    /// The tick of interval k that `at` falls in; an op counted in a later interval than its
+    /// own (it completed as its interval was being closed) is in that interval's first tick.
+    pub fn tick(&self, at: Instant, k: i64) -> usize {
+        let within = at.duration_since(self.start).as_secs_f64() / self.length_s - k as f64;
+        ((within * self.ticks as f64).floor().max(0.0) as usize).min(self.ticks - 1)
     }
     pub fn bounds(&self, k: i64) -> (f64, f64) {
         (self.start_wall + k as f64 * self.length_s, self.start_wall + (k + 1) as f64 * self.length_s)
@@ -217,9 +274,12 @@ impl Recorder {
     /// Counts an event that is not timed (e.g. a retry inside a timed call).
     pub fn count(&self, op: &'static str, items: u64) {
         let mut inner = self.inner.lock().unwrap();
-        let k = self.interval(&inner, Instant::now());
+        let at = Instant::now();
+        let k = self.interval(&inner, at);
+        let tick = self.clock.tick(at, k);
         let stats = inner.shares.entry(k).or_default().stats(op);
         let _ = stats.histogram.record(LOWEST_US);
+        stats.tick(tick, items);
         stats.items += items;
     }
 
@@ -230,8 +290,10 @@ impl Recorder {
     fn record(&self, op: &'static str, at: Instant, latency_us: u64, cpu: Option<u64>, outcome: &Outcome, intended_us: Option<u64>) {
         let mut inner = self.inner.lock().unwrap();
         let k = self.interval(&inner, at);
+        let tick = self.clock.tick(at, k);
         let stats = inner.shares.entry(k).or_default().stats(op);
         let _ = stats.histogram.record(latency_us.clamp(LOWEST_US, HIGHEST_US));
+        stats.tick(tick, outcome.items);
         stats.items += outcome.items;
         stats.errors += outcome.failed as u64;
         if let Some(cpu) = cpu {
@@ -255,5 +317,39 @@ impl Recorder {
         let taken = std::mem::replace(&mut inner.shares, later);
         inner.closed_upto = inner.closed_upto.max(upto);
         taken.into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[test]
+    fn an_interval_of_whole_seconds_has_one_tick_per_second() {
+        let start = Instant::now();
+        let clock = Clock::new(start, 0.0, 20.0);
+        assert_eq!((clock.ticks, clock.tick_s()), (20, 1.0));
+        assert_eq!(clock.tick(start + Duration::from_millis(2_500), 0), 2);
+        assert_eq!(clock.tick(start + Duration::from_millis(21_500), 1), 1);
+        // Completed as interval 0 was closed, counted in interval 1: its first tick.
+        assert_eq!(clock.tick(start + Duration::from_millis(19_990), 1), 0);
+        let short = Clock::new(start, 0.0, 0.5);
+        assert_eq!((short.ticks, short.tick_s()), (1, 0.5));
+        assert_eq!(short.tick(start + Duration::from_millis(400), 0), 0);
+    }
+
+    #[test]
+    fn ticks_merge_by_position_and_fold_into_one() {
+        let mut a = OpStats::new();
+        a.tick(0, 2);
+        a.tick(3, 1);
+        let mut b = OpStats::new();
+        b.tick(1, 5);
+        a.merge(b);
+        assert_eq!(a.ticks, vec![(1, 2), (1, 5), (0, 0), (1, 1)]);
+        a.fold_ticks_into(9);
+        assert_eq!(a.ticks.len(), 10);
+        assert_eq!(a.ticks[9], (3, 8));
     }
 }

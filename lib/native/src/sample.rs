@@ -109,7 +109,7 @@ impl Store for SizingStore {
 fn document_sizes(workload: &mut dyn workloads::Workload) -> Result<BTreeMap<String, f64>> {
     let per_collection = workload.samples_per_collection();
     let (mut bytes, mut docs) = (BTreeMap::<String, u64>::new(), BTreeMap::<String, u64>::new());
-    let clock = Clock { start: std::time::Instant::now(), start_wall: 0.0, length_s: 3600.0 };
+    let clock = Clock { start: std::time::Instant::now(), start_wall: 0.0, length_s: 3600.0, ticks: 1 };
     for loader in workload.size_sample()? {
         let mut store = SizingStore { per_collection, bytes: BTreeMap::new(), docs: BTreeMap::new() };
         let (rec, stop) = (Recorder::new(clock, None), AtomicBool::new(false));

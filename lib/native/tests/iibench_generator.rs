@@ -72,7 +72,7 @@ fn writers_split_the_rows_in_whole_batches() {
 
 #[test]
 fn slow_calls_are_counted_per_op() {
-    let rec = Recorder::new(Clock { start: Instant::now(), start_wall: 0.0, length_s: 60.0 }, Some(("INSERT", 20_000)));
+    let rec = Recorder::new(Clock::new(Instant::now(), 0.0, 60.0), Some(("INSERT", 20_000)));
     rec.start_thread();
     let sleep = |ms| move || {
         std::thread::sleep(Duration::from_millis(ms));

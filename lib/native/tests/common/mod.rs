@@ -245,7 +245,7 @@ impl Ran {
 pub fn run_workers(workers: Vec<Worker>, open: &(dyn Fn(usize) -> Box<dyn Store> + Sync), duration: Option<Duration>,
                    slow_us: Option<(&'static str, u64)>) -> Ran {
     let started = Instant::now();
-    let clock = Clock { start: started, start_wall: enginebench_runner::events::now(), length_s: 3600.0 };
+    let clock = Clock::new(started, enginebench_runner::events::now(), 3600.0);
     let recorders: Vec<Recorder> = workers.iter().map(|_| Recorder::new(clock, slow_us)).collect();
     let stop = AtomicBool::new(false);
     let results = std::thread::scope(|scope| {
