@@ -21,10 +21,11 @@ endif
 PY := $(ENV_DIR)/bin/python
 STAMP := $(ENV_DIR)/.enginebench-setup
 SETUP_INPUTS := lib/pyproject.toml tools/build_wiredtiger.sh tools/setup.sh tools/build_native.sh tools/rust_ok.sh
-# The engines the native runner links (RocksDB, LMDB; WiredTiger 3.2.1 beside the 11.3.1 built;
-# tcmalloc, as mongod), perf for `make bench`'s CPU attribution, Chromium for the report checks.
+# The engines the native runner links (RocksDB, LMDB; WiredTiger 3.2.1 beside the 11.3.1 and 2.9.2
+# built, 2.9.2 with autotools; tcmalloc, as mongod), perf for `make bench`'s CPU attribution,
+# Chromium for the report checks.
 DEBIAN_PACKAGES := libsnappy-dev libzstd-dev librocksdb-dev liblmdb-dev libwiredtiger-dev libgoogle-perftools-dev \
-                   linux-perf chromium
+                   autoconf automake libtool linux-perf chromium
 
 # The legacy client environment (pymongo 3.x) and the stand-in wire-protocol server the TARGET=uri
 # tests run against (tools/standin); both are built by `make test`.
@@ -91,8 +92,7 @@ test-builds:
 # so concurrent runs never meet (lib/enginebench/results/rundir.py).
 TEST_WORKERS ?= 2
 test: test-builds
-	CARGO_TARGET_DIR=$(CURDIR)/.build/native EB_WIREDTIGER_BUILD=$(CURDIR)/.build/wiredtiger/out \
-	    cargo test --release --quiet --manifest-path lib/native/Cargo.toml
+	bash tools/build_native.sh test
 	$(PY) -m pytest -q --durations=15 -n $(TEST_WORKERS) --dist loadfile \
 	    --nbval-lax --nbval-current-env --nbval-cell-timeout=600 \
 	    --nbval-sanitize-with tools/nbval-sanitize.cfg lib/tests notebooks/

@@ -1,24 +1,51 @@
 #!/usr/bin/env bash
-# Build the WiredTiger library (release 11.3.1) from its PyPI source distribution, with the
-# snappy and zstd block compressors compiled in (the posts ran snappy), for the native runner.
-# Usage: tools/build_wiredtiger.sh <python> <build-dir>
+# Build a WiredTiger release from its PyPI source distribution for the native runner.
+# Usage: tools/build_wiredtiger.sh <python> <build-dir>   (WT_VERSION=11.3.1 by default)
 # Leaves <build-dir>/out/libwiredtiger.so and <build-dir>/out/include/wiredtiger.h.
+#
+# 11.x builds with CMake, the snappy and zstd block compressors compiled in (the posts ran
+# snappy). The 2.x source distributions (2.9.2 is the oldest the registry serves; MongoDB 3.4
+# shipped 2.9) build with autotools, their compressors as extension libraries beside the
+# library, which the runner loads (src/engines/wiredtiger.rs compressor_extensions).
 set -euo pipefail
 PY=${1:?python}; BUILD=${2:?build dir}
 WT_VERSION=${WT_VERSION:-11.3.1}
 BIN=$(dirname "$PY")
 mkdir -p "$BUILD"; BUILD=$(cd "$BUILD" && pwd)
 if [ ! -d "$BUILD/src" ]; then
-  "$PY" -m pip download --no-deps --no-binary :all: -d "$BUILD/sdist" "wiredtiger==$WT_VERSION" >/dev/null
+  if ! "$PY" -m pip download --no-deps --no-binary :all: -d "$BUILD/sdist" "wiredtiger==$WT_VERSION" >"$BUILD/pip.log" 2>&1; then
+    # 2.x: its setup.py refuses Python 3 before pip saves the archive; take it from pip's index.
+    "$PY" - "$WT_VERSION" "$BUILD/sdist" <<'PYTHON' || { tail -20 "$BUILD/pip.log"; exit 1; }
+import os, re, sys, urllib.parse, urllib.request
+from pip._internal.models.index import PyPI
+version, folder = sys.argv[1], sys.argv[2]
+page = (os.environ.get("PIP_INDEX_URL") or PyPI.simple_url).rstrip("/") + "/wiredtiger/"
+html = urllib.request.urlopen(page).read().decode()
+name = f"wiredtiger-{version}.tar.gz"
+href = next(h for h in re.findall(r'href="([^"]+)"', html) if h.split("#")[0].endswith("/" + name))
+os.makedirs(folder, exist_ok=True)
+urllib.request.urlretrieve(urllib.parse.urljoin(page, href.split("#")[0]), os.path.join(folder, name))
+PYTHON
+  fi
   mkdir -p "$BUILD/src"
   tar -xzf "$BUILD"/sdist/wiredtiger-*.tar.gz -C "$BUILD/src" --strip-components=1
 fi
 cd "$BUILD"
-# cmake and ninja come from PyPI into the same environment.
-PATH="$BIN:$PATH" cmake -S src -B out -G Ninja \
-  -DENABLE_PYTHON=0 -DENABLE_STRICT=0 -DENABLE_STATIC=0 \
-  -DHAVE_BUILTIN_EXTENSION_SNAPPY=1 -DHAVE_BUILTIN_EXTENSION_ZSTD=1 \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo >cmake.log 2>&1 \
-  || { tail -40 cmake.log; exit 1; }
-PATH="$BIN:$PATH" ninja -C out libwiredtiger.so >ninja.log 2>&1 || { tail -40 ninja.log; exit 1; }
+if [ -d src/build_posix ]; then
+  (cd src/build_posix && sh reconf) >reconf.log 2>&1 || { tail -40 reconf.log; exit 1; }
+  mkdir -p posix && cd posix
+  ../src/configure --prefix="$BUILD/out" --libdir="$BUILD/out" --disable-static --enable-snappy --enable-zstd \
+    >../configure.log 2>&1 || { tail -40 ../configure.log; exit 1; }
+  make -j"$(nproc)" >../make.log 2>&1 && make install >>../make.log 2>&1 || { tail -40 ../make.log; exit 1; }
+  cd "$BUILD"
+  rm -rf out/bin out/share out/pkgconfig
+else
+  # cmake and ninja come from PyPI into the same environment.
+  PATH="$BIN:$PATH" cmake -S src -B out -G Ninja \
+    -DENABLE_PYTHON=0 -DENABLE_STRICT=0 -DENABLE_STATIC=0 \
+    -DHAVE_BUILTIN_EXTENSION_SNAPPY=1 -DHAVE_BUILTIN_EXTENSION_ZSTD=1 \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo >cmake.log 2>&1 \
+    || { tail -40 cmake.log; exit 1; }
+  PATH="$BIN:$PATH" ninja -C out libwiredtiger.so >ninja.log 2>&1 || { tail -40 ninja.log; exit 1; }
+fi
 echo "$BUILD"

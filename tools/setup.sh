@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install everything enginebench needs into ENV_DIR (a conda env, or a venv created here):
-# Debian build packages, the Python dependencies, the WiredTiger library built with snappy and
+# Debian build packages, the Python dependencies, the WiredTiger libraries (11.3.1, 2.9.2) built with snappy and
 # zstd, the native runner (lib/native, built with Rust), and a Jupyter kernel named "enginebench".
 # Usage: tools/setup.sh ENV_DIR "DEBIAN PACKAGES"
 set -euo pipefail
@@ -43,10 +43,18 @@ if ! bash tools/rust_ok.sh; then
   bash tools/rust_ok.sh || { echo "setup: the native runner needs Rust 1.80 or newer (Debian: apt-get install cargo-web)" >&2; exit 1; }
 fi
 
+# The release the engines run by default, and the oldest the package registry serves (MongoDB
+# 3.4's), side by side: about two minutes each on two cores.
+built=()
 if [ ! -f .build/wiredtiger/out/libwiredtiger.so ]; then
   echo "setup: building WiredTiger 11.3.1 with snappy and zstd (about two minutes)"
-  bash tools/build_wiredtiger.sh "$PY" .build/wiredtiger >/dev/null
+  bash tools/build_wiredtiger.sh "$PY" .build/wiredtiger >/dev/null & built+=($!)
 fi
+if [ ! -f .build/wiredtiger-2.9.2/out/libwiredtiger.so ]; then
+  echo "setup: building WiredTiger 2.9.2 with snappy and zstd as extensions (about two minutes)"
+  WT_VERSION=2.9.2 bash tools/build_wiredtiger.sh "$PY" .build/wiredtiger-2.9.2 >/dev/null & built+=($!)
+fi
+for pid in "${built[@]}"; do wait "$pid"; done
 echo "setup: building the native runner (lib/native)"
 bash tools/build_native.sh
 

@@ -31,8 +31,8 @@ class RecordStoreOptions(Strict):
 # applies them (lib/native/src/engines/mongod_layout.rs names each setting's source); the run's
 # manifest records every effective value.
 class WiredTigerOptions(RecordStoreOptions):
-    # The WiredTiger release: the one built from source, or Debian's older one beside it.
-    version: Literal["11.3.1", "3.2.1"] = "11.3.1"
+    # The WiredTiger release: 11.3.1 or 2.9.2 built from source, or Debian's 3.2.1 beside them.
+    version: Literal["11.3.1", "3.2.1", "2.9.2"] = "11.3.1"
     table_type: Literal["btree", "lsm"] = "btree"
     cache_size_mb: int = Field(256, ge=1)
     block_compressor: Literal["none", "snappy", "zstd", "zlib"] = "snappy"

@@ -7,7 +7,7 @@
 
 A setting is an engine option (engines.py) the profile gives a value; an option the params set on
 a system by hand always wins. Every value names its source (SOURCES), and the README's engine
-table lists them. The engine release (WiredTiger 11.3.1 or 3.2.1) is an option of its own, set
+table lists them. The engine release (WiredTiger 11.3.1, 3.2.1 or 2.9.2) is an option of its own, set
 apart from these.
 """
 from __future__ import annotations
@@ -133,7 +133,7 @@ def settings_page() -> str:
     return ("# The named settings\n\n"
             "Every system runs under one named setting (`settings: 2015 | today` in a params file, or per\n"
             "system; `--set settings=today` by hand). An option set on a system by hand always wins. The\n"
-            "engine release (WiredTiger 11.3.1 or 3.2.1) is an option of its own. This page is printed by\n"
+            "engine release (WiredTiger 11.3.1, 3.2.1 or 2.9.2) is an option of its own. This page is printed by\n"
             "`python -m enginebench settings` from lib/enginebench/settings.py; a test keeps them equal.\n\n"
             + markdown_table()
             + "\nUnder `2015`, each post's own server options come on top (the params file's `post_settings:`):\n\n"

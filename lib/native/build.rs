@@ -2,8 +2,8 @@
 //!
 //! WiredTiger is loaded at run time through a small C shim (shim/wt_shim.c) compiled once per
 //! WiredTiger release against that release's header and library, because the release a system
-//! runs is a parameter (11.3.1 built from source by tools/build_wiredtiger.sh; 3.2.1 from Debian's
-//! libwiredtiger-dev where installed) and two releases cannot be linked into one binary. The
+//! runs is a parameter (11.3.1 and 2.9.2 built from source by tools/build_wiredtiger.sh; 3.2.1
+//! from Debian's libwiredtiger-dev where installed) and two releases cannot be linked into one binary. The
 //! shims' paths are compiled into the runner (EB_WT_SHIMS).
 //!
 //! It also writes the workload registry: every module in src/workloads/ is one family's loops.
@@ -134,11 +134,20 @@ fn main() {
     workload_registry(&out);
     engine_registry(&out);
     let mut shims = Vec::new();
-    // The release built from source: required.
-    let build = PathBuf::from(env::var("EB_WIREDTIGER_BUILD").expect(
-        "EB_WIREDTIGER_BUILD must name the WiredTiger build folder (tools/build_wiredtiger.sh); run `make setup`"));
+    // The releases built from source (tools/build_wiredtiger.sh), `:`-separated: the first is
+    // required, the others (older releases) are linked where they were built.
+    let builds = env::var("EB_WIREDTIGER_BUILD").expect(
+        "EB_WIREDTIGER_BUILD must name the WiredTiger build folder (tools/build_wiredtiger.sh); run `make setup`");
+    let mut builds = builds.split(':').filter(|b| !b.is_empty()).map(PathBuf::from);
+    let build = builds.next().expect("EB_WIREDTIGER_BUILD is empty");
     shims.push(build_shim(&build.join("include"), &build, &out)
         .expect("no wiredtiger.h under EB_WIREDTIGER_BUILD/include"));
+    for older in builds {
+        println!("cargo:rerun-if-changed={}", older.join("include/wiredtiger.h").display());
+        if let Some(shim) = build_shim(&older.join("include"), &older, &out) {
+            shims.push(shim);
+        }
+    }
     // Debian's release, where its development package is installed: optional.
     let debian_lib = Path::new("/usr/lib/x86_64-linux-gnu");
     if Path::new("/usr/include/wiredtiger.h").exists() && debian_lib.join("libwiredtiger.so").exists() {

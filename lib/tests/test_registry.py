@@ -120,3 +120,25 @@ def test_the_runner_refuses_an_engine_option_the_schema_did_not_give(tmp_path):
     out = subprocess.run(argv, input="", capture_output=True, text=True, timeout=60)
     said = out.stdout + out.stderr
     assert "checkpoint_s is missing" in said and "engines.py" in said, said
+
+
+def test_every_wiredtiger_release_offered_is_built_in_and_opens(runner_builds, tmp_path):
+    """The params schema's WiredTiger releases are the ones the runner links (11.3.1 and 2.9.2
+    built from source, Debian's 3.2.1), and each opens and keeps a document."""
+    from typing import get_args
+
+    from enginebench.engines import WiredTigerOptions
+    from enginebench.stores.base import IndexSpec
+    from enginebench.stores.native import NativeStore
+    offered = get_args(WiredTigerOptions.model_fields["version"].annotation)
+    assert set(offered) == set(runner_builds["wiredtiger"]), (offered, runner_builds["wiredtiger"])
+    for release in offered:
+        store = NativeStore("wiredtiger", tmp_path / release, {"version": release, "cache_size_mb": 16})
+        try:
+            store.create_collection("c")
+            store.create_index("c", IndexSpec("x_1", (("x", 1),)))
+            assert store.insert_many("c", [{"_id": 1, "x": "kept"}]) == 1
+            assert store.get("c", "x_1", ("kept",))["_id"] == 1
+            assert store.info().version == release
+        finally:
+            store.close()
