@@ -141,7 +141,8 @@ def test_a_disk_that_fills_during_a_run_names_its_cause(label, tmp_path, tmpfs, 
     assert ended - filled["at"] < 60, "the fault must end the system within a minute"
     manifest = json.loads((run_dir / "manifest.json").read_text())
     system = manifest["systems"][label]
-    assert manifest["status"] == "failed" and system["status"] == "failed"
+    assert manifest["status"] == "failed" and system["status"] == "failed", \
+        (manifest["status"], system["status"], system.get("error"), system.get("engine_error"), filled)
     found = NO_SPACE.fullmatch(system["error"])
     assert found, system["error"]
     # What is free when the failure is read: none, or what the engine released on its way down

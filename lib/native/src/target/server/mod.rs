@@ -79,8 +79,6 @@ pub struct Server {
     unacknowledged: bool,
     /// Index specs by collection and name: the commands name an index's fields.
     schema: RwLock<HashMap<String, HashMap<String, IndexSpec>>>,
-    /// The Rust driver's client, shared by the workers (a connection pool).
-    driver: Option<mongodb::sync::Client>,
 }
 
 impl Server {
@@ -97,9 +95,8 @@ impl Server {
                                                  "watch": spec.watch}))?;
         let atomic = info["atomic"].as_bool().unwrap_or(false) && spec.executor == "driver";
         let unacknowledged = spec.write_concern == Some(0) && info["unacknowledged"].as_bool().unwrap_or(false);
-        let driver = if spec.executor == "driver" { Some(driver::connect(&spec.uri)?) } else { None };
         Ok(Arc::new(Server { spec, companion: Mutex::new(companion), info, atomic, unacknowledged,
-                             schema: RwLock::new(HashMap::new()), driver }))
+                             schema: RwLock::new(HashMap::new()) }))
     }
 
     /// Waits until the server answers a ping again (after a restart for a cold start): the
@@ -138,7 +135,7 @@ impl Server {
     fn executor(&self) -> Result<Box<dyn Executor>> {
         match self.spec.executor.as_str() {
             "legacy" => Ok(Box::new(legacy::Legacy::start(&self.spec)?)),
-            _ => Ok(Box::new(driver::Driver::new(self.driver.as_ref().expect("the driver's client"), &self.spec.database))),
+            _ => Ok(Box::new(driver::Driver::connect(&self.spec.uri, &self.spec.database)?)),
         }
     }
 
