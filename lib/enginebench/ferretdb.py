@@ -8,15 +8,12 @@ Its SQLite files and state folder live in one temporary folder, deleted when it 
 """
 from __future__ import annotations
 
-import ctypes
-import shutil
-import signal
 import subprocess
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from .children import die_with_parent, server_files
 from .mongod import wire
 from .mongod.topology import HOST, free_ports
 from .paths import repo_root
@@ -25,10 +22,6 @@ REPO = repo_root()
 BINARY = REPO / ".build" / "ferretdb" / "ferretdb"
 START_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 30
-
-
-def _pdeathsig() -> None:
-    ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def missing() -> str | None:
@@ -48,27 +41,19 @@ def argv(port: int, folder: Path) -> list[str]:
 @contextmanager
 def ferretdb_server(log_dir: Path):
     """Yields (uri, process, state folder). The server's log goes to log_dir/ferretdb.log."""
-    why = missing()
-    if why:
-        raise RuntimeError(why)
-    folder = Path(tempfile.mkdtemp(prefix="enginebench-ferretdb-"))
-    (folder / "data").mkdir()
-    (folder / "state").mkdir()
-    log_dir.mkdir(parents=True, exist_ok=True)
-    log_path = log_dir / "ferretdb.log"
-    log = open(log_path, "w")
-    port = free_ports(1)[0]
-    proc = None
-    try:
-        proc = subprocess.Popen(argv(port, folder), stdin=subprocess.DEVNULL, stdout=log,
-                                stderr=subprocess.STDOUT, preexec_fn=_pdeathsig)
-        _wait_ready(proc, port, log_path)
-        yield f"mongodb://{HOST}:{port}/", proc, folder
-    finally:
-        if proc is not None:
-            _stop(proc)
-        log.close()
-        shutil.rmtree(folder, ignore_errors=True)
+    with server_files(missing(), "enginebench-ferretdb-", log_dir / "ferretdb.log") as (folder, log):
+        (folder / "data").mkdir()
+        (folder / "state").mkdir()
+        port = free_ports(1)[0]
+        proc = None
+        try:
+            proc = subprocess.Popen(argv(port, folder), stdin=subprocess.DEVNULL, stdout=log,
+                                    stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
+            _wait_ready(proc, port, Path(log.name))
+            yield f"mongodb://{HOST}:{port}/", proc, folder
+        finally:
+            if proc is not None:
+                _stop(proc)
 
 
 def _wait_ready(proc: subprocess.Popen, port: int, log: Path) -> None:

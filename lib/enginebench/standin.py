@@ -8,26 +8,20 @@ parent-death signal covers the rest). Its data folder is deleted when it stops.
 """
 from __future__ import annotations
 
-import ctypes
 import select
 import shutil
-import signal
 import subprocess
-import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from .children import die_with_parent, server_files
 from .paths import repo_root
 
 REPO = repo_root()
 JAR = REPO / "tools" / "standin" / "target" / "enginebench-standin.jar"
 START_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 30
-
-
-def _pdeathsig() -> None:
-    ctypes.CDLL("libc.so.6").prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def java() -> str | None:
@@ -46,29 +40,22 @@ def missing() -> str | None:
 @contextmanager
 def standin_server(log_dir: Path):
     """Yields (uri, process, data folder). The server's log goes to log_dir/standin.log."""
-    why = missing()
-    if why:
-        raise RuntimeError(why)
-    dbpath = Path(tempfile.mkdtemp(prefix="enginebench-standin-"))
-    log_dir.mkdir(parents=True, exist_ok=True)
-    log = open(log_dir / "standin.log", "w")
-    proc = subprocess.Popen([java(), "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-jar", str(JAR),
-                             "--dbpath", str(dbpath), "--port", "0"],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
-                            preexec_fn=_pdeathsig)
-    try:
-        port = _read_port(proc, log_dir / "standin.log")
-        yield f"mongodb://127.0.0.1:{port}/", proc, dbpath
-    finally:
-        proc.stdin.close()   # the server's signal to stop
+    with server_files(missing(), "enginebench-standin-", log_dir / "standin.log") as (dbpath, log):
+        proc = subprocess.Popen([java(), "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", "-jar", str(JAR),
+                                 "--dbpath", str(dbpath), "--port", "0"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log, text=True,
+                                preexec_fn=die_with_parent)
         try:
-            proc.wait(STOP_TIMEOUT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        proc.stdout.close()
-        log.close()
-        shutil.rmtree(dbpath, ignore_errors=True)
+            port = _read_port(proc, Path(log.name))
+            yield f"mongodb://127.0.0.1:{port}/", proc, dbpath
+        finally:
+            proc.stdin.close()   # the server's signal to stop
+            try:
+                proc.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
 
 
 def _read_port(proc: subprocess.Popen, log: Path) -> int:

@@ -7,7 +7,6 @@ come, so a driver killed outright leaves them for its run's folder (results/rund
 """
 from __future__ import annotations
 
-import ctypes
 import json
 import os
 import queue
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import psutil
 
+from .children import die_with_parent
 from .metrics import perfshare
 from .metrics.sampler import Sampler
 from .progress import Progress, show
@@ -58,12 +58,6 @@ class SystemRun:
     server: object = None     # a mongod/uri server (None: the embedded runner is the server)
     command: list | None = None  # the native runner's argv
     scratch: object = None    # results.scratch.Scratch
-
-
-def die_with_parent() -> None:
-    # The runner must not outlive the parent (e.g. a killed notebook kernel): PR_SET_PDEATHSIG.
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(1, signal.SIGTERM)
 
 
 class Supervision:

@@ -10,7 +10,6 @@ abandoned shutdown is how servers leak.
 """
 from __future__ import annotations
 
-import ctypes
 import json
 import signal
 import subprocess
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import psutil
 
+from ..children import die_with_parent
 from . import wire
 from .options import Setting
 from .topology import HOST, DeploymentPlan, ProcessPlan, free_ports
@@ -39,11 +39,6 @@ TERM_GRACE_S = 30
 
 class LaunchError(RuntimeError):
     """A server did not start or a deployment could not be initiated; everything started was stopped."""
-
-
-def _pdeathsig() -> None:
-    libc = ctypes.CDLL("libc.so.6", use_errno=True)
-    libc.prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 @contextmanager
@@ -104,7 +99,7 @@ class Deployment:
         self._stderr.append(stderr)
 
         def preexec():
-            _pdeathsig()
+            die_with_parent()
             if self.preexec is not None:
                 self.preexec()
         self.procs[p.name] = subprocess.Popen(p.argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
