@@ -2,6 +2,7 @@
 load over time. The generator, the query thread and slow-insert counting are checked on the
 runner's (lib/native/tests/iibench_generator.rs)."""
 import polars as pl
+import pytest
 
 from enginebench.families.iibench import report as ib
 from enginebench.report.claims import NOT_EVALUATED
@@ -81,3 +82,20 @@ def test_metrics_over_time_of_the_load_say_no_window_applies(smoke):
     assert table["steady"].is_null().all(), "the load has no steady-state window to mark"
     subtitle = over_time.chart(smoke, ib.OVER_TIME).to_dict()["title"]["subtitle"]
     assert any(line.startswith("every point filled: no steady-state rule applies here") for line in subtitle)
+
+
+def test_the_headline_ratios_read_the_same_in_the_claims_and_against_the_post(smoke):
+    """"Against the post" gives each pair as b-tree / LSM; the claims name their own direction: the
+    same figure either way, the post's and ours."""
+    from enginebench.report import context
+    claims = {r["id"]: r for r in ib.claims_table(smoke).iter_rows(named=True)}
+    view = {r["metric"]: r for r in context.normalised_view(smoke).iter_rows(named=True)}
+    for metric, claim, inverse in (("insert rate", "ib.insert.lsm_vs_btree", True),
+                                   ("query rate", "ib.query.btree_vs_lsm", False),
+                                   ("size at the end, GB", "ib.size.btree_vs_lsm", False)):
+        pair, row = view[metric], claims[claim]
+        post, ours = pair["the post's ratio"], pair["our ratio"]
+        if inverse:
+            post, ours = 1 / post, 1 / ours
+        assert round(post, 2) == row["published_ratio"], (metric, post, row["published_ratio"])
+        assert ours == pytest.approx(row["measured_ratio"]), (metric, ours, row["measured_ratio"])

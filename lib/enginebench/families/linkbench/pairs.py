@@ -8,20 +8,24 @@ from ...report.normalised_pairs import BTREE_LSM, Pair, in_gib, labels
 from ...report.rundata import RunData
 from . import report as linkbench
 
-# -- LinkBench: the post's oplog-on rows of MongoDB 3.2 (docs/results.md, "the oplog-on rows"), its last
-# reported hour for the query phase as ours uses our last interval ------------------------------
+# -- LinkBench: the post's oplog-on rows of MongoDB 3.2 (docs/results.md, "the oplog-on rows"); for
+# the query phase the hour every query-phase claim takes (data/reference/derivations.csv: the 2nd),
+# so a ratio reads the same here as in the claims table, and the last hour for the size at the end
+# (as lb.space does). Ours are the claims' figures: the steady window of the measured phase. -----
 LINKBENCH = {"inserts/s (load)": ("load", "ops"), "queries/s": ("run", "ops"), "r/o (queries)": ("run", "r_per_op"),
              "wKB/o (load)": ("load", "wkb_per_op"), "wKB/o (queries)": ("run", "wkb_per_op"),
              "cpu/o (load)": ("load", "cpu_per_op"), "cpu/o (queries)": ("run", "cpu_per_op"),
              "size (du) at the end, GB": ("run", "size_du_gb")}
 LINKBENCH_SETUPS = ("wt.320.op1", "rx.320.op1")
+CLAIMS_HOUR = 2
 
 
 def _linkbench_post(config: str, phase: str, column: str) -> tuple[list[float | None], str]:
     rows = linkbench.reference_table(config).filter(pl.col("phase") == phase)
     where = "load"
     if phase == "run":
-        hour = rows["hour"].max()
+        hours = rows["hour"].unique().to_list()
+        hour = max(hours) if column == "size_du_gb" or CLAIMS_HOUR not in hours else CLAIMS_HOUR
         rows, where = rows.filter(pl.col("hour") == hour), f"hour {hour}"
     values = [next(iter(rows.filter(pl.col("setup") == s)[column].to_list()), None) for s in LINKBENCH_SETUPS]
     return values, where
