@@ -11,6 +11,7 @@
 //! `create_index`, and a key lists that index's field values in index order.
 pub mod json;
 pub mod recording;
+pub mod watched;
 
 use bson::{Bson, Document, RawDocumentBuf};
 use serde_json::{json, Value};

@@ -10,10 +10,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bson::{Bson, Document, RawDocumentBuf};
+use bson::{Bson, RawDocumentBuf};
 use serde_json::Value;
 
-use enginebench_runner::calls::{Filter, IndexSpec, PageEntry, Range, Store, Update, UpdateResult};
+use enginebench_runner::calls::Store;
 use enginebench_runner::error::Result;
 use enginebench_runner::phase::{Env, Worker};
 use enginebench_runner::recorder::{Clock, Recorder};
@@ -102,107 +102,8 @@ pub fn each_engine(mut test: impl FnMut(&Embedded)) {
 }
 
 // -- a Store that shows each call ------------------------------------------------------------
-/// One Store call as a test sees it, before it runs.
-pub struct Call<'c> {
-    /// The worker whose Store made it (the index `run_workers` opened it with).
-    pub worker: usize,
-    pub method: &'static str,
-    pub collection: &'c str,
-    /// Documents an insert_many writes.
-    pub docs: &'c [Document],
-    /// The key of a get, update or delete.
-    pub key: &'c [Bson],
-    /// The range of a scan or count.
-    pub range: Option<&'c Range>,
-}
-
-pub type Hook = Arc<dyn Fn(&Call) + Send + Sync>;
-
-/// Passes every call on to `inner`, after showing it to `hook` (which may record it, count it
-/// or make it slow); a transaction's calls are shown too.
-pub struct Watched<'a> {
-    pub inner: Box<dyn Store + 'a>,
-    pub worker: usize,
-    pub hook: Hook,
-}
-
-impl<'a> Watched<'a> {
-    pub fn new(inner: Box<dyn Store + 'a>, worker: usize, hook: Hook) -> Self {
-        Watched { inner, worker, hook }
-    }
-
-    fn see(&self, method: &'static str, collection: &str, docs: &[Document], key: &[Bson], range: Option<&Range>) {
-        (self.hook)(&Call { worker: self.worker, method, collection, docs, key, range });
-    }
-}
-
-impl Store for Watched<'_> {
-    fn create_collection(&mut self, name: &str, capped_bytes: Option<i64>) -> Result<()> {
-        self.see("create_collection", name, &[], &[], None);
-        self.inner.create_collection(name, capped_bytes)
-    }
-    fn create_index(&mut self, collection: &str, spec: IndexSpec) -> Result<()> {
-        self.see("create_index", collection, &[], &[], None);
-        self.inner.create_index(collection, spec)
-    }
-    fn insert_many(&mut self, collection: &str, docs: &[Document]) -> Result<usize> {
-        self.see("insert_many", collection, docs, &[], None);
-        self.inner.insert_many(collection, docs)
-    }
-    fn update(&mut self, collection: &str, index: Option<&str>, key: &[Bson], update: &Update) -> Result<UpdateResult> {
-        self.see("update", collection, &[], key, None);
-        self.inner.update(collection, index, key, update)
-    }
-    fn delete(&mut self, collection: &str, index: Option<&str>, key: &[Bson], filter: &Filter) -> Result<bool> {
-        self.see("delete", collection, &[], key, None);
-        self.inner.delete(collection, index, key, filter)
-    }
-    fn get(&mut self, collection: &str, index: Option<&str>, key: &[Bson]) -> Result<Option<RawDocumentBuf>> {
-        self.see("get", collection, &[], key, None);
-        self.inner.get(collection, index, key)
-    }
-    fn get_many(&mut self, collection: &str, index: &str, prefix: &[Bson], last: &[Bson]) -> Result<Vec<RawDocumentBuf>> {
-        self.see("get_many", collection, &[], prefix, None);
-        self.inner.get_many(collection, index, prefix, last)
-    }
-    fn scan(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<Vec<RawDocumentBuf>> {
-        self.see("scan", collection, &[], &[], Some(range));
-        self.inner.scan(collection, index, range)
-    }
-    fn count_in(&mut self, collection: &str, index: &str, prefix: &[Bson], last: &[Bson]) -> Result<usize> {
-        self.see("count_in", collection, &[], prefix, None);
-        self.inner.count_in(collection, index, prefix, last)
-    }
-    fn count(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<usize> {
-        self.see("count", collection, &[], &[], Some(range));
-        self.inner.count(collection, index, range)
-    }
-    fn index_page(&mut self, collection: &str, index: Option<&str>, after: Option<&[u8]>, n: usize, fetch: bool)
-                  -> Result<Vec<PageEntry>> {
-        self.see("index_page", collection, &[], &[], None);
-        self.inner.index_page(collection, index, after, n, fetch)
-    }
-    fn natural(&mut self, collection: &str, limit: Option<usize>) -> Result<Vec<RawDocumentBuf>> {
-        self.see("natural", collection, &[], &[], None);
-        self.inner.natural(collection, limit)
-    }
-    fn transaction_dyn(&mut self, f: &mut dyn FnMut(&mut dyn Store) -> Result<()>) -> Result<()> {
-        let (worker, hook) = (self.worker, self.hook.clone());
-        self.inner.transaction_dyn(&mut |s| {
-            let mut inner = Watched { inner: Box::new(s), worker, hook: hook.clone() };
-            f(&mut inner)
-        })
-    }
-    fn atomic(&self) -> bool {
-        self.inner.atomic()
-    }
-    fn runs_commands(&self) -> bool {
-        self.inner.runs_commands()
-    }
-    fn command(&mut self, command: &Document) -> Result<Document> {
-        self.inner.command(command)
-    }
-}
+#[allow(unused_imports)] // each test file takes what it needs
+pub use enginebench_runner::calls::watched::{Call, Hook, Watched};
 
 // -- running a phase's workers -----------------------------------------------------------------
 /// What one op's calls added up to over every worker of a phase.
