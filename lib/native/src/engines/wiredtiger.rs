@@ -350,6 +350,11 @@ impl Engine for WiredTiger {
         &self.name
     }
 
+    /// An LSM tree has no pages to drop: WT_SESSION::truncate removes record by record.
+    fn truncate_walks_records(&self) -> bool {
+        self.name == "wiredtiger-lsm"
+    }
+
     fn version(&self) -> String {
         self.settings["release"].as_str().unwrap_or_default().to_string()
     }
