@@ -170,13 +170,20 @@ def test_a_headline_sentence_says_when_a_claim_holds_in_direction_only():
     from enginebench.report.page import claim_sentences
     claims = pl.DataFrame([
         {"claim": "Load rate for WiredTiger is more than 2X better than RocksDB", "published_ratio": 2.43,
-         "measured_ratio": 6.53, "verdict": "holds", "size": "direction only", "reason": ""},
+         "measured_ratio": 6.53, "expect": "greater than 1", "verdict": "holds", "size": "direction only", "reason": ""},
         {"claim": "Query rate for WiredTiger is about 1.3X better", "published_ratio": 1.34, "measured_ratio": 1.30,
-         "verdict": "holds", "size": "holds", "reason": ""}])
-    first, second = claim_sentences(claims)
+         "expect": "greater than 1", "verdict": "holds", "size": "holds", "reason": ""},
+        # A bound in milliseconds and a fitted slope are not ratios (claims.csv fb.writes_fast, fb.scan_linear).
+        {"claim": "On RocksDB all replayed write operations finish in under 10ms", "published_ratio": 10.0,
+         "measured_ratio": 24.463, "expect": "less than (ms)", "verdict": "does not hold", "size": None, "reason": ""},
+        {"claim": "On RocksDB query latency grows linearly", "published_ratio": None, "measured_ratio": 3.594,
+         "expect": "positive linear fit", "verdict": "holds", "size": None, "reason": ""}])
+    first, second, bound, slope = claim_sentences(claims)
     assert first == ("Load rate for WiredTiger is more than 2X better than RocksDB: the post 2.43x, this run 6.53x; "
                      "holds in direction only: outside 1.5x of the post's size.")
     assert second.endswith("the post 1.34x, this run 1.30x; holds.")
+    assert bound.endswith("the post 10.00 ms, this run 24.46 ms; does not hold.")
+    assert slope.endswith("the post no figure, this run 3.59; holds.")
 
 
 def test_a_phase_measured_until_steady_shows_how_long_it_ran_beside_the_post(synthetic_run):

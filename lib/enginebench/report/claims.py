@@ -197,6 +197,19 @@ def counts_summary(counts: dict[str, int]) -> str:
     return ", ".join(parts)
 
 
+def claim_figure(value: float | None, expect: str | None) -> str | None:
+    """A claim's figure in its own unit: a ratio between two systems (1.34x), a bound in
+    milliseconds (fb.writes_fast: 'less than (ms)'), or a plain number (a fitted slope)."""
+    if value is None:
+        return None
+    expect = expect or ""
+    if "(ms)" in expect:
+        return f"{value:.2f} ms"
+    if re.match(r"(greater|less) than \d|between ", expect):
+        return f"{value:.2f}x"
+    return f"{value:.3g}"
+
+
 def claim_line(row: dict) -> str:
     """One claim for the findings: published and measured ratio, where it came from, the verdict
     (with its size note when it holds, with its reason when it was withheld)."""
@@ -204,10 +217,10 @@ def claim_line(row: dict) -> str:
         return f"- *{row['claim']}*: not evaluated ({row['reason']})."
     if row["measured_ratio"] is None:
         return f"- *{row['claim']}*: **{row['verdict']}** ({row['from']})."
-    published = f"{row['published_ratio']:.2f}x" if row["published_ratio"] is not None else "no ratio"
+    published = claim_figure(row["published_ratio"], row.get("expect")) or "no figure"
     note = magnitude_note(row["published_ratio"], row["measured_ratio"]) if row["verdict"] == HOLDS else ""
     why = f" ({row['reason']})" if row["verdict"] in WITHHELD + (INCONCLUSIVE, WITHIN_NOISE) and row["reason"] else ""
-    return (f"- *{row['claim']}*: published {published}, measured {row['measured_ratio']:.2f}x "
+    return (f"- *{row['claim']}*: published {published}, measured {claim_figure(row['measured_ratio'], row.get('expect'))} "
             f"({row['from']}): **{row['verdict']}**{note}{why}.")
 
 

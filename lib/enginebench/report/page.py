@@ -15,7 +15,7 @@ from IPython.display import HTML, Markdown, display
 
 from ..params import load_params
 from . import html, repeats
-from .claims import SIZE_FACTOR, TABLE_COLUMNS, VERDICT_CLASSES, verdict_summary
+from .claims import SIZE_FACTOR, TABLE_COLUMNS, VERDICT_CLASSES, claim_figure, verdict_summary
 from .summary import CLAIMS_MIME, json_safe
 from .rundata import RunData, load_run
 
@@ -115,8 +115,8 @@ def claim_sentences(claims: pl.DataFrame) -> list[str]:
     and the verdict or why there is none."""
     lines = []
     for row in claims.head(HEADLINE_CLAIMS).iter_rows(named=True):
-        published = f"{row['published_ratio']:.2f}x" if row.get("published_ratio") is not None else "no figure"
-        ours = f"{row['measured_ratio']:.2f}x" if row.get("measured_ratio") is not None else "not measured"
+        published = claim_figure(row.get("published_ratio"), row.get("expect")) or "no figure"
+        ours = claim_figure(row.get("measured_ratio"), row.get("expect")) or "not measured"
         why = f" ({row['reason']})" if row.get("reason") and row["verdict"] not in ("holds", "does not hold") else ""
         if row["verdict"] == "holds" and row.get("size") == "direction only":
             why = f" in direction only: outside {SIZE_FACTOR:g}x of the post's size"
