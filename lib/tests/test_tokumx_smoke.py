@@ -9,6 +9,8 @@ from enginebench.families.tokumx import report as tk
 from enginebench.report.claims import NOT_EVALUATED
 from enginebench.report.rundata import load_run
 
+from one_value import check_pairs_show_their_claims
+
 ENGINES = {"lmdb/", "wiredtiger/btree", "rocksdb/", "wiredtiger/lsm"}
 
 
@@ -44,6 +46,16 @@ def test_insert_experiments(isolated_run, exp):
         assert stand_ins.is_empty()
     text = tk.findings(run, claims, stand_ins)
     assert "did not run" in text and "inserted" in text
+    _pairs_read_as_the_claims(run, claims, stand_ins, 2 if exp == "tokumx_insert_10m" else 0)
+
+
+def _pairs_read_as_the_claims(run, claims, stand_ins, count):
+    """"Against the post" sets the stand-in beside the post, saying so: the post's ratio is the
+    claim's, ours the stand-in's claim table's, and the claim itself withholds it."""
+    from enginebench.report import context
+    view = context.normalised_view(run)
+    assert check_pairs_show_their_claims(view, claims) == count
+    assert check_pairs_show_their_claims(view, stand_ins) == count
 
 
 @pytest.mark.parametrize("exp, unit", [("tokumx_concurrency", "updates/s"), ("tokumx_read", "reads/s")])
@@ -59,6 +71,7 @@ def test_client_sweep_experiments(isolated_run, exp, unit):
     claims = tk.claims_table(run)
     assert claims.height == 1 and claims["verdict"][0] == NOT_EVALUATED
     assert "peaked at" in tk.findings(run, claims)
+    _pairs_read_as_the_claims(run, claims, tk.claims_table(run, tk.stand_in_roles(run)), 1)
     over = over_time.interval_table(run, tk.over_time_view(run))
     sweep = [f"clients={n}" for n in range(1, 7)]
     for label in over["system"].unique(maintain_order=True):

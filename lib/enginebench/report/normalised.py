@@ -16,7 +16,8 @@ from .rundata import RunData
 from .numbers import number
 
 COLUMNS = {"metric": pl.Utf8, "direction": pl.Utf8, "the post's ratio": pl.Float64, "our ratio": pl.Float64,
-           "same side of 1": pl.Utf8, "the post's rows": pl.Utf8, "our figures": pl.Utf8, "note": pl.Utf8}
+           "same side of 1": pl.Utf8, "the post's rows": pl.Utf8, "our figures": pl.Utf8, "claim": pl.Utf8,
+           "note": pl.Utf8}
 
 
 def _ratio(numerator: float | None, denominator: float | None) -> float | None:
@@ -50,7 +51,7 @@ def _row(pair: Pair) -> dict:
             "the post's rows": f"{pair.post_from[0]} {_figure(pair.post_btree)} / "
                                f"{pair.post_from[1]} {_figure(pair.post_other)}",
             "our figures": f"{pair.our_from[0]} {_figure(pair.our_btree)} / {pair.our_from[1]} {_figure(pair.our_other)}",
-            "note": note}
+            "claim": pair.claim, "note": note}
 
 
 def normalised_view(run: RunData) -> pl.DataFrame:

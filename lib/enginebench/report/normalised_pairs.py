@@ -23,6 +23,9 @@ class Pair:
     our_other: float | None
     our_from: tuple[str, str]
     note: str = ""
+    # The claim (data/reference/claims.csv id) whose two figures this pair sets side by side, so
+    # the page names it and a test can hold both to one value; empty when no claim takes this pair.
+    claim: str = ""
 
 
 def in_gib(values: list[float | None]) -> list[float | None]:
