@@ -53,7 +53,19 @@ enum Command {
     Engines,
 }
 
+/// A panicking worker ends the runner at once, as an abort-on-panic build would: its message is
+/// printed, then the process aborts, and the driver reports the signal. Unwinding would end only
+/// that thread and leave the phase waiting on it.
+fn abort_on_panic() {
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        std::process::abort();
+    }));
+}
+
 fn main() {
+    abort_on_panic();
     let cli = Cli::parse();
     let code = match cli.command {
         Command::Run { spec } => run::main(&spec),
