@@ -1,0 +1,1 @@
+from .params import Params  # noqa: F401
