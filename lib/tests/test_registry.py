@@ -142,3 +142,19 @@ def test_every_wiredtiger_release_offered_is_built_in_and_opens(runner_builds, t
             assert store.info().version == release
         finally:
             store.close()
+
+
+def test_the_runners_layers_import_only_downward():
+    """lib/native/src in layers: the key encoding is a leaf, the engines sit above it and below the
+    record store, and the store below the workloads and targets; a module names nothing above it."""
+    from enginebench.paths import repo_root
+    src = repo_root() / "lib" / "native" / "src"
+    above = {"keys.rs": ("engines", "store", "calls", "workloads", "target", "phase", "run", "recorder"),
+             "engines": ("store", "calls", "workloads", "target", "phase", "run", "recorder")}
+    offenders = []
+    for name, forbidden in above.items():
+        for path in ([src / name] if name.endswith(".rs") else sorted((src / name).rglob("*.rs"))):
+            for layer in forbidden:
+                if f"crate::{layer}" in path.read_text():
+                    offenders.append(f"{path.relative_to(src)} uses crate::{layer}")
+    assert offenders == [], offenders

@@ -13,6 +13,7 @@ pub mod control;
 pub mod engines;
 pub mod error;
 pub mod events;
+pub mod keys;
 pub mod phase;
 pub mod plan;
 pub mod pyrandom;

@@ -5,7 +5,7 @@
 //! ClickBench's per-system scripts only wrap their system.
 //!
 //! Tables come in two kinds, as in mongod: record tables keyed by a 64-bit record id (passed
-//! here as its 8-byte order-preserving encoding, store::keys::record_key), and index tables
+//! here as its 8-byte order-preserving encoding, keys::record_key), and index tables
 //! keyed by byte strings.
 //!
 //! An engine is one module here that declares its `ENTRY` (an EngineEntry); build.rs registers
@@ -95,7 +95,7 @@ pub trait Session {
     /// does without reading the values; engines without a range delete remove key by key.
     fn truncate(&mut self, table: Table, low: &[u8], high: &[u8]) -> Result<()> {
         let mut doomed = Vec::new();
-        let end = crate::store::keys::prefix_successor(high);
+        let end = crate::keys::prefix_successor(high);
         self.scan(table, low, end.as_deref(), false, &mut |k, _| {
             if k <= high {
                 doomed.push(k.to_vec());

@@ -9,6 +9,10 @@ use serde_json::{json, Value};
 /// such thread.)
 pub const JOURNAL_COMMIT_MS: i64 = 100;
 
+/// The oplog's record table: mongod journals it even where its user tables are not journaled
+/// (WiredTigerUtil::useTableLogging), so an engine adapter tells it apart by this name.
+pub const OPLOG_TABLE: &str = "collection-oplog.rs";
+
 pub struct WiredTigerLayout {
     pub release: String,
     pub cache_mb: i64,

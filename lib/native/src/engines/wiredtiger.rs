@@ -371,7 +371,7 @@ impl Engine for WiredTiger {
         }
         let logged;
         let config = match kind {
-            TableKind::Records if name == crate::store::oplog::TABLE => {
+            TableKind::Records if name == mongod_layout::OPLOG_TABLE => {
                 logged = mongod_layout::WiredTigerLayout::logged_config(&self.record_config);
                 &logged
             }
@@ -504,7 +504,7 @@ impl WtSessionHandle {
     fn set_key(&self, cursor: *mut Cursor, table: Table, key: &[u8]) {
         unsafe {
             match self.tables[table.0].1 {
-                TableKind::Records => (self.api.set_key_int)(cursor, crate::store::keys::record_id(key)),
+                TableKind::Records => (self.api.set_key_int)(cursor, crate::keys::record_id(key)),
                 TableKind::Index | TableKind::Metadata => (self.api.set_key_bytes)(cursor, key.as_ptr() as *const c_void, key.len()),
             }
         }
@@ -517,7 +517,7 @@ impl WtSessionHandle {
                 TableKind::Records => {
                     let mut id = 0i64;
                     self.api.check((self.api.get_key_int)(cursor, &mut id), "WiredTiger get_key")?;
-                    *scratch = crate::store::keys::record_key(id);
+                    *scratch = crate::keys::record_key(id);
                     Ok(&scratch[..])
                 }
                 TableKind::Index | TableKind::Metadata => {

@@ -2,7 +2,7 @@
 //!
 //! A collection is a record table keyed by a 64-bit record id holding the BSON document, plus
 //! a unique `_id` index mapping the `_id` to the record id; each secondary index is a table of
-//! its own (store::keys describes the keys). A lookup by `_id` or any index is an index probe
+//! its own (crate::keys describes the keys). A lookup by `_id` or any index is an index probe
 //! and then a record fetch, as in mongod. Every Store call is one engine transaction, as a
 //! mongod write of a document and its index entries is one storage transaction; inserts of a
 //! batch commit one document per transaction, as MongoDB 3.0/3.2 did, or in groups of
@@ -16,7 +16,9 @@
 //! emulated (see `Locking`).
 pub mod capped;
 pub mod document;
-pub mod keys;
+// The key encoding is a leaf below the engines (they decode record ids with it); the store
+// keeps its old path to it.
+pub use crate::keys;
 pub mod lock;
 pub mod oplog;
 mod access;

@@ -27,7 +27,7 @@ use crate::error::Result;
 
 pub const NAME: &str = "oplog.rs";
 /// The oplog's record table, as the engine names it.
-pub const TABLE: &str = "collection-oplog.rs";
+pub const TABLE: &str = crate::engines::mongod_layout::OPLOG_TABLE;
 /// MongoRocks' tracker key space (its prefix is the oplog's + 1; a table of its own here).
 const TRACKER: &str = "oplog-key-tracker";
 /// OplogStones: _numStonesToKeep = min(100, max(10, maxSize / BSONObjMaxInternalSize)).
