@@ -102,3 +102,28 @@ def test_summary_and_run_file_links(report):
         links = re.findall(r"class=[\"']eb-runfile[\"'] href=[\"']([^\"']+)", page.read_text())
         assert "intervals.parquet" in " ".join(links)
         assert all((page.parent / link).resolve().exists() for link in links), links
+
+
+def _csv_tables(text: str) -> list[pl.DataFrame]:
+    found = re.findall(r"href=[\"']data:text/csv;charset=utf-8,([^\"']*)", text)
+    return [pl.read_csv(StringIO(urllib.parse.unquote(href))) for href in found]
+
+
+def test_each_headline_figure_reads_the_same_wherever_the_page_shows_it(report):
+    """The rendered page, as a reader gets it: the first screen's sentences, the claims table and
+    "Against the post" give a claim's two ratios, the post's and ours, as one value each."""
+    import html as html_text
+
+    from enginebench.report.claims import claim_figure
+    from one_value import check_pairs_show_their_claims
+    text = report.read_text()
+    tables = _csv_tables(text)
+    claims = next(t for t in tables if {"id", "published_ratio", "measured_ratio"} <= set(t.columns))
+    pairs = next(t for t in tables if {"claim", "the post's ratio", "our ratio"} <= set(t.columns))
+    assert check_pairs_show_their_claims(pairs, claims) == 4
+    answer = html_text.unescape(re.search(r"<div class=[\"']eb-answer[\"']>(.*?)</div>", text, re.S).group(1))
+    sentences = re.findall(r"<li>(.*?)</li>", answer)
+    for sentence, row in zip(sentences, claims.head(len(sentences)).iter_rows(named=True), strict=True):
+        for figure in (row["published_ratio"], row["measured_ratio"]):
+            shown = claim_figure(figure, row["expect"])
+            assert shown is None or shown in sentence, (row["id"], shown, sentence)
