@@ -8,7 +8,7 @@ def samples():
     # Two seconds apart: 100 reads/s, 4 KiB each; 1.5 CPU s/s; 50 context switches/s.
     return [{"t": 10.0 + 2 * i, "dev_reads": 200 * i, "dev_read_bytes": 819200 * i, "dev_writes": 10 * i,
              "dev_write_bytes": 40960 * i, "cpu_user_s": 2.0 * i, "cpu_sys_s": 1.0 * i,
-             "ctx_switches": 100 * i, "proc_read_bytes": 0, "proc_write_bytes": 0,
+             "ctx_switches": 100 * i, "proc_read_bytes": 0, "proc_write_bytes": 20480 * i,
              "rss_bytes": (1 + i) << 20, "size_du_bytes": 1000 * i, "size_apparent_bytes": 900 * i}
             for i in range(6)]
 
@@ -31,7 +31,8 @@ def test_interval_deltas_and_per_op_figures():
     assert m["ops_per_s"] == pytest.approx(200)
     assert m["r_per_op"] == pytest.approx(0.5)
     assert m["rkb_per_op"] == pytest.approx(2.0)        # 0.5 reads x 4 KiB
-    assert m["wkb_per_op"] == pytest.approx(120 / 1200)      # 6 s x 20 KiB/s
+    assert m["wkb_per_op"] == pytest.approx(60 / 1200)      # the process's own: 6 s x 10 KiB/s
+    assert m["device_wkb_per_op"] == pytest.approx(120 / 1200)  # the device's, other writers included
     assert m["cs_per_op"] == pytest.approx(300 / 1200)
     assert m["cpu_us_per_op"] == pytest.approx(9.0e6 / 1200)
     assert m["read_iops"] == pytest.approx(100)
