@@ -67,8 +67,12 @@ fn each_engine(name: &str, body: impl Fn(&Fixture, &str)) {
 }
 
 fn on_engine(engine: &str, name: &str, oplog: bool, insert_group: usize, oplog_bytes: i64) -> Fixture {
+    on_engine_options(engine, name, r#"{"cache_size_mb": 32}"#, oplog, insert_group, oplog_bytes)
+}
+
+fn on_engine_options(engine: &str, name: &str, overrides: &str, oplog: bool, insert_group: usize, oplog_bytes: i64) -> Fixture {
     let dir = tempdir::Dir::new(name);
-    let (_, options) = enginebench_runner::run::store_options(engine, &common::full_options(engine, r#"{"cache_size_mb": 32}"#)).unwrap();
+    let (_, options) = enginebench_runner::run::store_options(engine, &common::full_options(engine, overrides)).unwrap();
     let inner = engines::open(engine, &dir.0, &options).unwrap();
     let traced = Arc::new(Traced::new(inner));
     let store = RecordStore::open(traced.clone() as Arc<dyn Engine>, StoreOptions {
@@ -278,6 +282,24 @@ fn wiredtiger_trims_its_oplog_by_whole_stones_without_reading_them() {
     // mongo@r3.2.0 wiredtiger_record_store.cpp reclaimOplog: WT_SESSION::truncate of the oldest
     // stone's record-id range; no entry is read.
     let f = on_engine("wiredtiger", "stones", true, 1, 100_000);
+    overfill_and_trim(&f);
+    let calls = f.calls();
+    assert!(!calls.is_empty() && calls.iter().all(|call| *call == c("truncate", oplog::TABLE)), "{calls:?}");
+}
+
+#[test]
+fn an_lsm_systems_oplog_is_a_btree_file_trimmed_by_whole_stones() {
+    // mongo@r3.0.7 and r3.2.0 wiredtiger_record_store.cpp generateCreateString: "force file for
+    // oplog" appends type=file after the collection config, so `type=lsm` never reached the oplog.
+    let dir = tempdir::Dir::new("lsm-oplog");
+    let options = common::full_options("wiredtiger", r#"{"cache_size_mb": 32, "table_type": "lsm"}"#);
+    let (_, options) = enginebench_runner::run::store_options("wiredtiger", &options).unwrap();
+    let engine = engines::open("wiredtiger", &dir.0, &options).unwrap();
+    let config = engine.config();
+    assert!(config["record_table_config"].as_str().unwrap().starts_with("type=lsm"), "{config}");
+    assert!(config["oplog_table_config"].as_str().unwrap().starts_with("type=file,memory_page_max=10m"), "{config}");
+    engine.close().unwrap();
+    let f = on_engine_options("wiredtiger", "lsm-stones", r#"{"cache_size_mb": 32, "table_type": "lsm"}"#, true, 1, 100_000);
     overfill_and_trim(&f);
     let calls = f.calls();
     assert!(!calls.is_empty() && calls.iter().all(|call| *call == c("truncate", oplog::TABLE)), "{calls:?}");

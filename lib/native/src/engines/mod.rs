@@ -47,11 +47,6 @@ pub trait Engine: Send + Sync {
     fn trims_oplog_by_key_tracker(&self) -> bool {
         false
     }
-    /// Its range truncate walks and removes every record in one transaction (WiredTiger's LSM
-    /// trees) instead of dropping whole pages: the oplog is then trimmed a slice at a time.
-    fn truncate_walks_records(&self) -> bool {
-        false
-    }
     /// It stands in for MMAPv1 (its EngineEntry's `mmap_stand_in`): the store reports the lock
     /// it emulates.
     fn mmap_stand_in(&self) -> bool {

@@ -107,16 +107,19 @@ impl WiredTigerLayout {
                  key_format=q,value_format=u{}", self.table_type(), self.block_compressor(), self.table_log())
     }
 
-    /// A user table's journaling: MongoDB 8.0 leaves a replica set's user tables out of the
-    /// journal (WiredTigerUtil::useTableLogging); the oplog table keeps it (the store asks for
-    /// it by name: `logged_config`).
-    fn table_log(&self) -> &str {
-        if self.unlogged_user_tables { ",log=(enabled=false)" } else { "" }
+    /// The oplog's table: a b-tree file whatever the collections' type, as mongod forced it
+    /// after every user setting ("force file for oplog": `type=file,memory_page_max=10m` appended
+    /// in WiredTigerRecordStore::generateCreateString, r3.0.7 and r3.2.0), so an LSM system's
+    /// oplog is never an LSM tree; and journaled whatever the user tables' setting.
+    pub fn oplog_table_config(&self) -> String {
+        format!("type=file,memory_page_max=10m,split_pct=90,leaf_value_max=64MB,checksum=on,block_compressor={},\
+                 key_format=q,value_format=u", self.block_compressor())
     }
 
-    /// The config of a table that is journaled whatever the setting (the oplog).
-    pub fn logged_config(config: &str) -> String {
-        config.replace(",log=(enabled=false)", "")
+    /// A user table's journaling: MongoDB 8.0 leaves a replica set's user tables out of the
+    /// journal (WiredTigerUtil::useTableLogging); the oplog's table keeps it (oplog_table_config).
+    fn table_log(&self) -> &str {
+        if self.unlogged_user_tables { ",log=(enabled=false)" } else { "" }
     }
 
     /// wiredtiger/wiredtiger_index.cpp, WiredTigerIndex::generateCreateString (identical at

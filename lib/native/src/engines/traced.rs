@@ -43,9 +43,6 @@ impl Engine for Traced {
     fn trims_oplog_by_key_tracker(&self) -> bool {
         self.inner.trims_oplog_by_key_tracker()
     }
-    fn truncate_walks_records(&self) -> bool {
-        self.inner.truncate_walks_records()
-    }
     fn mmap_stand_in(&self) -> bool {
         self.inner.mmap_stand_in()
     }

@@ -192,6 +192,8 @@ pub struct WiredTiger {
     name: String,
     settings: Value,
     record_config: String,
+    /// The oplog's: always a b-tree file, as mongod made it (WiredTigerLayout::oplog_table_config).
+    oplog_config: String,
     index_config: String,
     metadata_config: String,
     /// mongod's journal flusher: the log is synced every `journal_commit_ms` (see start_journal).
@@ -276,12 +278,14 @@ impl WiredTiger {
         let (mut major, mut minor, mut patch) = (0, 0, 0);
         let banner = unsafe { CStr::from_ptr((api.version)(&mut major, &mut minor, &mut patch)) }.to_string_lossy().into_owned();
         let (record_config, index_config) = (layout.record_table_config(), layout.index_table_config());
+        let oplog_config = layout.oplog_table_config();
         let mut settings = layout_settings(&layout, journal_commit_ms);
         settings["release"] = json!(format!("{major}.{minor}.{patch}"));
         settings["banner"] = json!(banner);
         settings["connection_config"] = json!(conn_config);
         settings["record_table_config"] = json!(record_config);
         settings["index_table_config"] = json!(index_config);
+        settings["oplog_table_config"] = json!(oplog_config);
         let engine = WiredTiger {
             api,
             conn: Mutex::new(conn),
@@ -289,6 +293,7 @@ impl WiredTiger {
             name: if layout.lsm { "wiredtiger-lsm".into() } else { "wiredtiger".into() },
             settings,
             record_config,
+            oplog_config,
             index_config,
             metadata_config: layout.metadata_table_config(),
             flusher: Mutex::new(None),
@@ -350,11 +355,6 @@ impl Engine for WiredTiger {
         &self.name
     }
 
-    /// An LSM tree has no pages to drop: WT_SESSION::truncate removes record by record.
-    fn truncate_walks_records(&self) -> bool {
-        self.name == "wiredtiger-lsm"
-    }
-
     fn version(&self) -> String {
         self.settings["release"].as_str().unwrap_or_default().to_string()
     }
@@ -369,12 +369,8 @@ impl Engine for WiredTiger {
         if let Some(i) = tables.iter().position(|t| t.uri.to_str().unwrap() == uri) {
             return Ok(Table(i));
         }
-        let logged;
         let config = match kind {
-            TableKind::Records if name == mongod_layout::OPLOG_TABLE => {
-                logged = mongod_layout::WiredTigerLayout::logged_config(&self.record_config);
-                &logged
-            }
+            TableKind::Records if name == mongod_layout::OPLOG_TABLE => &self.oplog_config,
             TableKind::Records => &self.record_config,
             TableKind::Index => &self.index_config,
             TableKind::Metadata => &self.metadata_config,

@@ -34,8 +34,6 @@ const TRACKER: &str = "oplog-key-tracker";
 const STONE_UNIT: i64 = 16 * 1024 * 1024 + 16 * 1024;
 /// MongoRocks deletes at most this many entries a pass.
 const TRACKER_PASS: usize = 20_000;
-/// Records per truncate on an engine whose truncate walks records (Stones::slice).
-const TRUNCATE_SLICE: i64 = 20_000;
 static INCREMENT: AtomicU64 = AtomicU64::new(0);
 
 /// An entry as mongod 3.2 writes it: {ts, t, h, v, op, ns, o[, o2]}, with `o` and `o2` the
@@ -68,10 +66,6 @@ struct Stone {
 
 pub struct Stones {
     min_bytes: i64,
-    /// Records per truncate where the engine's truncate walks records (LSM): a stone goes a
-    /// slice at a time, each its own transaction, so a closing store waits for one slice at
-    /// most; elsewhere a stone goes whole, as mongod's reclaimOplog truncated it.
-    slice: Option<i64>,
     /// The oldest entry still in the oplog.
     first: i64,
     sealed: VecDeque<Stone>,
@@ -79,9 +73,9 @@ pub struct Stones {
 }
 
 impl Stones {
-    fn new(cap_bytes: i64, slice: Option<i64>) -> Stones {
+    fn new(cap_bytes: i64) -> Stones {
         let n = (cap_bytes / STONE_UNIT).clamp(10, 100);
-        Stones { min_bytes: (cap_bytes / n).max(1), slice, first: 1, sealed: VecDeque::new(), current: Stone::default() }
+        Stones { min_bytes: (cap_bytes / n).max(1), first: 1, sealed: VecDeque::new(), current: Stone::default() }
     }
 
     /// A committed insert (updateCurrentStoneAfterInsertOnCommit).
@@ -106,8 +100,7 @@ impl Trim {
         if engine.trims_oplog_by_key_tracker() {
             return Ok(Trim::KeyTracker(engine.table(TRACKER, TableKind::Index)?));
         }
-        let slice = engine.truncate_walks_records().then_some(TRUNCATE_SLICE);
-        Ok(Trim::Stones(Mutex::new(Stones::new(cap_bytes, slice))))
+        Ok(Trim::Stones(Mutex::new(Stones::new(cap_bytes))))
     }
 
     /// Inside an entry's insert transaction: the tracker's key (RocksDB).
@@ -156,27 +149,24 @@ pub fn trim(ctx: &mut Ctx, oplog: &Arc<Collection>, how: &Trim, stopping: &Atomi
 fn trim_stones(ctx: &mut Ctx, oplog: &Arc<Collection>, stones: &Mutex<Stones>, stopping: &AtomicBool) -> Result<()> {
     let capped = oplog.capped.as_ref().unwrap();
     while capped.over() && !stopping.load(Ordering::Relaxed) {
-        let (first, stone, slice) = {
+        let (first, stone) = {
             let s = stones.lock().unwrap();
             match s.sealed.front() {
-                Some(stone) => (s.first, *stone, s.slice),
+                Some(stone) => (s.first, *stone),
                 None => return Ok(()),
             }
         };
-        let last = slice.map_or(stone.last, |n| (first + n - 1).min(stone.last));
-        let (low, high) = (keys::record_key(first), keys::record_key(last));
+        // The oplog is a b-tree file on every WiredTiger system (oplog_table_config): a stone's
+        // range goes in one truncate, as mongod's reclaimOplog did.
+        let (low, high) = (keys::record_key(first), keys::record_key(stone.last));
         ctx.transaction(|c| c.kv.truncate(oplog.records, &low, &high))?;
-        let whole = last == stone.last;
         {
             let mut s = stones.lock().unwrap();
-            if whole {
-                s.sealed.pop_front();
-            }
-            s.first = last + 1;
+            s.sealed.pop_front();
+            s.first = stone.last + 1;
         }
-        // The stone's bytes go when its last slice does.
-        capped.removed(if whole { stone.bytes } else { 0 }, last - first + 1);
-        oplog.num_records.fetch_sub(last - first + 1, Ordering::Relaxed);
+        capped.removed(stone.bytes, stone.last - first + 1);
+        oplog.num_records.fetch_sub(stone.last - first + 1, Ordering::Relaxed);
     }
     Ok(())
 }
