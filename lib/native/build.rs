@@ -125,7 +125,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=EB_WIREDTIGER_BUILD");
     // Debian's engine libraries (each engine's module names what it links: engines/*.rs).
     println!("cargo:rustc-link-search=native=/usr/lib/x86_64-linux-gnu");
-    // mongod allocates with tcmalloc; so does the runner (every engine and the workloads).
+    // mongod's engines allocate with tcmalloc; so do the runner's (the Rust side has its own: main.rs).
     println!("cargo:rustc-link-lib=tcmalloc_minimal");
     println!("cargo:rustc-env=EB_ROCKSDB_VERSION={}", rocksdb_version());
     println!("cargo:rustc-env=EB_MONGODB_DRIVER_VERSION={}", locked_version("mongodb"));

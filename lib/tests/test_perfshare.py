@@ -5,11 +5,13 @@ import pytest
 
 from enginebench.metrics import perfshare
 
-# Four samples of `perf script -F tid,ip,sym,dso` from a RocksDB request phase of the runner
-# (perf 6.x, Debian linux-perf, recorded with -g): a RocksDB leaf, libc's memcmp called by
-# RocksDB's comparator, the allocator called by our RocksDB adapter, a memcmp with no call chain.
+# Five samples of `perf script -F tid,ip,sym,dso` from a RocksDB request phase of the runner
+# (perf 6.1, Debian linux-perf, recorded with -g, 2026-11-28): a RocksDB leaf called by our
+# adapter, libc's memcmp called by RocksDB's write-batch comparator, tcmalloc (the engines'
+# allocator) with no readable caller, mimalloc (ours, compiled into the runner) freeing one of our
+# update descriptions, and a memcmp with no call chain.
 CHAINS = (Path(__file__).parent / "data" / "perf_script_chains.txt").read_text()
-RUNNER = "/tmp/nb2/release/enginebench-runner"
+RUNNER = "/work/main/.build/native/release/enginebench-runner"
 
 
 def test_rocksdb_symbols_are_the_engine_and_our_adapter_is_ours():
@@ -20,13 +22,19 @@ def test_rocksdb_symbols_are_the_engine_and_our_adapter_is_ours():
     assert perfshare.classify("/usr/lib/x86_64-linux-gnu/libc.so.6", "__memcmp_evex_movbe", RUNNER) == "libc"
 
 
+def test_the_engines_allocator_is_the_engines_and_ours_is_ours():
+    # The engines allocate from tcmalloc, the runner's Rust code from mimalloc inside the runner.
+    tcmalloc = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4.5.10"
+    assert perfshare.classify(tcmalloc, "tcmalloc::CentralFreeList::Populate", RUNNER) == "engine"
+    assert perfshare.classify(RUNNER, "_mi_page_retire", RUNNER) == "runner"
+
+
 def test_each_sample_counts_for_its_leaf_and_the_c_library_for_its_caller():
     shares = perfshare.shares_of_script(CHAINS, RUNNER)
-    assert shares["samples"] == 4
-    assert (shares["engine"], shares["runner"], shares["libc"]) == (1 / 4, 0, 3 / 4)
-    # The memcmp RocksDB called is the engine's; the allocation our adapter made is the
-    # runner's; the memcmp without a chain stays the C library's.
-    assert shares["engine_with_calls"] == pytest.approx(2 / 4)
+    assert shares["samples"] == 5
+    assert (shares["engine"], shares["runner"], shares["libc"]) == (2 / 5, 1 / 5, 2 / 5)
+    # The memcmp RocksDB called is the engine's; the memcmp without a chain stays the C library's.
+    assert shares["engine_with_calls"] == pytest.approx(3 / 5)
 
 
 def test_without_call_chains_there_is_no_with_calls_figure():
@@ -34,7 +42,7 @@ def test_without_call_chains_there_is_no_with_calls_figure():
     one_line = "\n".join(sample.splitlines()[0].rstrip() + " " + sample.splitlines()[1].strip()
                          for sample in CHAINS.strip().split("\n\n"))
     shares = perfshare.shares_of_script(one_line, RUNNER)
-    assert shares["samples"] == 4 and shares["engine"] == 1 / 4
+    assert shares["samples"] == 5 and shares["engine"] == 2 / 5
     assert "engine_with_calls" not in shares
 
 

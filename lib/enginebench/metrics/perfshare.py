@@ -5,14 +5,18 @@ threads (no hardware counters needed, which virtual machines often lack) and eac
 attributed by the code it landed in:
 
   engine   the engines' libraries and the compression libraries they call (WiredTiger, snappy,
-           zstd, lz4, zlib, LMDB, and RocksDB, which is linked into the runner: its symbols)
+           zstd, lz4, zlib, LMDB, and RocksDB, which is linked into the runner: its symbols), and
+           tcmalloc, the allocator the engines run on as in mongod: the runner's own Rust code
+           allocates from another one compiled into it (mimalloc, main.rs), so a tcmalloc sample
+           is an engine's allocation (or its C++ runtime's, for RocksDB)
   driver   on a server target, the MongoDB driver the runner links (its wire protocol, BSON,
            TLS and async runtime): the client's own work of talking to the server
-  runner   everything else in the runner binary: the workloads, the record store, the recorder
-  libc     the C library, the allocator (tcmalloc) and the C++ runtime, called by either side
+  runner   everything else in the runner binary: the workloads, the record store, the recorder,
+           and their allocator
+  libc     the C library and the C++ runtime, called by either side (memcpy, memcmp, locks)
   kernel   system calls, page faults, reads from the page cache, scheduling
 The C library's time is mostly called by the others (RocksDB's key comparisons are libc's memcmp,
-every allocation is the allocator's): `engine_with_calls` also charges each libc sample to the
+copies are memmove): `engine_with_calls` also charges each libc sample to the
 first frame of its call chain outside the C library, so it reads "the engine and the C library
 calls it makes". The strict `engine` figure stays the one thresholds are judged by.
 
@@ -32,8 +36,8 @@ from pathlib import Path
 
 ENGINE_SHARE_MIN = 0.5
 SAMPLE_HZ = 499
-ENGINE_LIBRARIES = re.compile(r"lib(wiredtiger|snappy|zstd|lz4|z|bz2|lmdb|rocksdb)[-._]")
-LIBC = re.compile(r"lib(c|m|tcmalloc\w*|stdc\+\+|gcc_s|pthread)[-._]|ld-linux|\[vdso\]")
+ENGINE_LIBRARIES = re.compile(r"lib(wiredtiger|snappy|zstd|lz4|z|bz2|lmdb|rocksdb|tcmalloc\w*)[-._]")
+LIBC = re.compile(r"lib(c|m|stdc\+\+|gcc_s|pthread)[-._]|ld-linux|\[vdso\]")
 # The Rust MongoDB driver and the crates it runs on, by their symbols' paths (legacy mangling
 # keeps the crate name: `mongodb::client::...`, `_ZN7mongodb6client...`).
 DRIVER_CRATES = ("mongodb", "bson", "tokio", "rustls", "ring", "hickory_resolver", "hickory_proto",

@@ -10,6 +10,13 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand};
 use enginebench_runner::{run, sample, serve};
 
+/// Rust's allocations go to mimalloc, compiled into this binary; the engines' C and C++ code
+/// allocates from tcmalloc (build.rs). Two allocators keep the engines' allocation work apart
+/// from ours in a profile: no memory crosses between them (the engines' buffers are freed by the
+/// engines' own calls: rocksdb_free, WiredTiger's cursors, LMDB's pages).
+#[global_allocator]
+static OURS: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[derive(Parser)]
 #[command(name = "enginebench-runner", version, about = "enginebench's native runner: the engines and the workloads' per-operation loops")]
 struct Cli {
