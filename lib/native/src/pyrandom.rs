@@ -1,9 +1,8 @@
 //! CPython's `random.Random`, bit for bit: the Mersenne Twister MT19937 with CPython's seeding
 //! (an int's 32-bit words, or a string's bytes followed by their SHA-512, through
 //! init_by_array) and CPython's derivations (random(), getrandbits, randbelow, gauss,
-//! randbytes). The workloads are specified by their Python definitions, which the mongod
-//! target still runs; with the same generator the native runner issues exactly the same
-//! operations for the same seed, and lib/tests checks that it does.
+//! randbytes). The workloads were first written in Python: with CPython's generator a seed
+//! still gives the operations it gave then, so runs recorded before and after compare.
 use sha2::{Digest, Sha512};
 
 const N: usize = 624;
