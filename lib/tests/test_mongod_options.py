@@ -2,7 +2,7 @@
 
 Each test quotes the post's own line(s) (../shared/seeds/) and compares them with what the
 option builders produce for the same settings on a binary of the post's version (identified from
-the --version/--help texts data/mongod/ rebuilt from each server's sources; README there names
+the --version/--help texts data/mongod/ rebuilt from each server's sources; SOURCES.md there names
 them). No binary is needed.
 """
 import shlex

@@ -11,12 +11,13 @@ One experiment of each family runs at smoke scale through `enginebench experimen
 notebook, the HTML report) on the stand-in, two on FerretDB (FERRETDB_EXPERIMENTS). The params'
 systems differ only in engines the server chose for itself, so a run is the one system the
 server is, named after it (Flashback's is two: the recorder, then a replay of what it recorded,
-its database dropped in between), and no claim is judged from it. FerretDB's SQLite backend filters anything but
-`_id` outside SQLite, so every other equality scans its collection: its runs use data sized to
-that (FERRETDB_SETS, set by hand with --set), since the point is the driver's path, not the
-server's speed. ENGINEBENCH_URI_EXPERIMENTS=all (`make test-uri`) runs all ten on both. The report
-must name the server and what it lacks (transactions, profiler, oplog, serverStatus sections,
-hints, capped collections) as named gaps: never a crash, never a silently missing number.
+its database dropped in between), and no claim is judged from it. FerretDB's SQLite backend
+filters anything but `_id` outside SQLite, so every other equality scans its collection: its
+runs use data sized to that (FERRETDB_SETS, set by hand with --set), since the point is the
+driver's path, not the server's speed. ENGINEBENCH_URI_EXPERIMENTS=all (`make test-uri`) runs all
+ten on both. The report must name the server and what it lacks (transactions, profiler, oplog,
+serverStatus sections, hints, capped collections) as named gaps: never a crash, never a silently
+missing number.
 """
 import json
 import os
