@@ -8,8 +8,12 @@
 //! conflict, and the caller retries the operation. A commit stamps its keys with a new snapshot
 //! id; keys stamped at or before the oldest open snapshot can no longer conflict and are dropped.
 //! One mutex guards it all, as MongoRocks' single `_lock` did.
-use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Mutex;
+
+// MongoRocks kept these in std::unordered_map/set with std::hash; a fast hash here too (std's
+// default, SipHash, was the tracker's largest item in a profile of the RocksDB load).
+use foldhash::{HashMap, HashSet};
 
 #[derive(Default)]
 struct State {

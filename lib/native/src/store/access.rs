@@ -64,9 +64,10 @@ impl Ctx {
         Ok(rid)
     }
 
-    pub(super) fn key_field_names(coll: &Collection, index: Option<&str>) -> Result<Vec<String>> {
+    pub(super) fn key_field_names(coll: &Collection, index: Option<&str>) -> Result<Arc<[String]>> {
+        static ID: std::sync::LazyLock<Arc<[String]>> = std::sync::LazyLock::new(|| Arc::from(["_id".to_string()]));
         Ok(match index {
-            None => vec!["_id".to_string()],
+            None => ID.clone(),
             Some(name) => coll.index(name)?.names.clone(),
         })
     }

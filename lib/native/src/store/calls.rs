@@ -15,7 +15,7 @@ impl Store for Ctx {
 
     fn create_index(&mut self, collection: &str, spec: IndexSpec) -> Result<()> {
         let coll = self.store.collection(collection)?;
-        if coll.indexes.read().unwrap().iter().any(|i| i.spec.name == spec.name) {
+        if coll.indexes().iter().any(|i| i.spec.name == spec.name) {
             return Ok(());
         }
         let table = self.store.engine.table(&format!("index-{collection}-{}", spec.name), TableKind::Index)?;
@@ -32,11 +32,12 @@ impl Store for Ctx {
         })?;
         self.write_call(&coll, |c| {
             for (rid, raw) in &docs {
-                c.put_index_entry(&index, &document::decode(raw)?, None, *rid)?;
+                let doc = document::decode(raw)?;
+                c.put_index_entry(&index, &Fields::of(&doc), None, *rid)?;
             }
             Ok(())
         })?;
-        coll.indexes.write().unwrap().push(index);
+        coll.add_index(index);
         self.store.save_catalog(&coll)
     }
 
@@ -78,8 +79,7 @@ impl Store for Ctx {
                 if !update.upsert {
                     return Ok(UpdateResult { matched: false, upserted: false, before: None, acknowledged: true });
                 }
-                let doc = document::upsert_document(&key_fields, key, update);
-                c.insert_one(&coll, &doc)?;
+                c.insert_fields(&coll, &Fields::upsert(&key_fields, key, update))?;
                 return Ok(UpdateResult { matched: false, upserted: true, before: None, acknowledged: true });
             }
             let (rid, raw) = found.unwrap();
@@ -95,13 +95,13 @@ impl Store for Ctx {
                 // As MongoDB before 3.2 required: a capped document keeps its size.
                 return Err(Error::other(format!("an update may not change the size of a document in capped collection {collection:?}")));
             }
-            let indexes = coll.indexes.read().unwrap().clone();
-            for index in &indexes {
-                let old = Self::key_values(&before, &index.names);
-                let new = Self::key_values(&after, &index.names);
+            let (old_fields, new_fields) = (Fields::of(&before), Fields::of(&after));
+            for index in coll.indexes().iter() {
+                let old = old_fields.key_values(None, &index.names);
+                let new = new_fields.key_values(None, &index.names);
                 if old.iter().zip(&new).any(|(a, b)| a != b) {
-                    c.delete_index_entry(index, &before, rid)?;
-                    c.put_index_entry(index, &after, None, rid)?;
+                    c.delete_index_entry(index, &old_fields, rid)?;
+                    c.put_index_entry(index, &new_fields, None, rid)?;
                 }
             }
             c.kv.put(coll.records, &keys::record_key(rid), &encoded)?;

@@ -219,9 +219,9 @@ pub fn ring_place(ctx: &mut Ctx, coll: &Arc<Collection>, size: i64) -> Result<i6
             if let Some(id) = doc.get("_id") {
                 ctx.delete_id_entry(coll, id)?;
             }
-            let indexes = coll.indexes.read().unwrap().clone();
-            for index in &indexes {
-                ctx.delete_index_entry(index, &doc, *rid)?;
+            let fields = super::Fields::of(&doc);
+            for index in coll.indexes().iter() {
+                ctx.delete_index_entry(index, &fields, *rid)?;
             }
         } else {
             ctx.remove_record(coll, *rid, &doc)?;

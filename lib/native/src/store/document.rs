@@ -1,11 +1,11 @@
 //! Documents and the small part of MongoDB's query language the workloads use: equality and
 //! `$lt` filters, `$set`, `$inc`, `$setOnInsert` and replacement updates, and projections.
-use bson::oid::ObjectId;
 use bson::{Bson, Document, RawDocument, RawDocumentBuf};
 
 pub use crate::calls::{as_i64, int};
 use crate::calls::{Cond, Filter, Update};
 use crate::error::{Error, Result};
+use super::Fields;
 
 fn numeric(v: &Bson) -> Option<f64> {
     match v {
@@ -103,32 +103,6 @@ pub fn apply(before: &Document, update: &Update) -> Result<(Document, bool)> {
     Ok((after, modified))
 }
 
-/// The document an upsert inserts: the key's fields, the filter's equalities, then
-/// $setOnInsert, $set and $inc (or the replacement), as mongod builds it.
-pub fn upsert_document(key_fields: &[String], key: &[Bson], update: &Update) -> Document {
-    let mut doc = Document::new();
-    for (field, value) in key_fields.iter().zip(key) {
-        doc.insert(field.clone(), value.clone());
-    }
-    for (field, cond) in &update.filter {
-        if let Cond::Eq(v) = cond {
-            doc.insert(field.clone(), v.clone());
-        }
-    }
-    if let Some(replacement) = &update.replace {
-        for (k, v) in replacement {
-            doc.insert(k.clone(), v.clone());
-        }
-    } else {
-        for part in [&update.set_on_insert, &update.set, &update.inc].into_iter().flatten() {
-            for (k, v) in part {
-                doc.insert(k.clone(), v.clone());
-            }
-        }
-    }
-    doc
-}
-
 /// Decodes a stored document.
 pub fn decode(raw: &[u8]) -> Result<Document> {
     Ok(Document::from_reader(raw)?)
@@ -146,68 +120,18 @@ pub fn raw_ref(bytes: &[u8]) -> Result<&RawDocument> {
     Ok(RawDocument::from_bytes(bytes)?)
 }
 
-/// A document without `_id` encoded with this one first: its own encoding with the `_id`
-/// element spliced in after the length (BSON: int32 total length, the elements, a 0 byte),
-/// so the document is not copied field by field to put a field in front.
-pub fn encode_with_id(doc: &Document, id: &ObjectId) -> Result<Vec<u8>> {
-    const ID_ELEMENT: &[u8] = b"\x07_id\0"; // type 7 (ObjectId), the key as a C string
-    let body = doc.to_vec()?;
-    let total = body.len() + ID_ELEMENT.len() + 12;
-    let mut out = Vec::with_capacity(total);
-    out.extend_from_slice(&(total as i32).to_le_bytes());
-    out.extend_from_slice(ID_ELEMENT);
-    out.extend_from_slice(&id.bytes());
-    out.extend_from_slice(&body[4..]);
-    Ok(out)
-}
-
 /// `{_id: <id>}`, an oplog entry's `o2` (and a delete's `o`).
 pub fn id_only(id: Option<&Bson>) -> Result<RawDocumentBuf> {
-    let mut doc = Document::new();
-    doc.insert("_id", id.cloned().unwrap_or(Bson::Null));
-    Ok(RawDocumentBuf::try_from(&doc)?)
+    let fields = Fields::from_pairs(vec![("_id", id.unwrap_or(&Bson::Null))]);
+    raw(fields.encode(None)?)
 }
 
 /// An update's modifiers as its oplog entry records them: `{$set: {...}, $inc: {...}}`.
 pub fn modifiers(update: &Update) -> Result<RawDocumentBuf> {
-    let mut doc = Document::new();
-    doc.insert("$set", update.set.clone().unwrap_or_default());
-    doc.insert("$inc", update.inc.clone().unwrap_or_default());
-    Ok(RawDocumentBuf::try_from(&doc)?)
-}
-
-/// `_id` first, as mongod stores it (it moves `_id` to the front when a client did not).
-pub fn with_id_first(doc: &Document) -> Option<Document> {
-    match doc.keys().next() {
-        Some(k) if k == "_id" => None,
-        _ if doc.contains_key("_id") => {
-            let mut out = Document::new();
-            out.insert("_id", doc.get("_id").unwrap().clone());
-            for (k, v) in doc {
-                if k != "_id" {
-                    out.insert(k.clone(), v.clone());
-                }
-            }
-            Some(out)
-        }
-        _ => None,
+    let empty = Document::new();
+    let mut doc = RawDocumentBuf::new();
+    for (name, part) in [("$set", &update.set), ("$inc", &update.inc)] {
+        doc.append(<&bson::raw::CStr>::try_from(name)?, raw(Fields::of(part.as_ref().unwrap_or(&empty)).encode(None)?)?);
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use bson::doc;
-
-    #[test]
-    fn an_id_spliced_in_front_reads_back_as_the_document_with_it_first() {
-        let id = ObjectId::new();
-        let doc = doc! {"id1": 7i64, "data": "x", "nested": {"a": 1}};
-        let bytes = encode_with_id(&doc, &id).unwrap();
-        let back = decode(&bytes).unwrap();
-        assert_eq!(back.keys().collect::<Vec<_>>(), ["_id", "id1", "data", "nested"]);
-        assert_eq!(back, doc! {"_id": id, "id1": 7i64, "data": "x", "nested": {"a": 1}});
-        // The same bytes the bson crate writes for that document.
-        assert_eq!(bytes, encode(&back).unwrap());
-    }
+    Ok(doc)
 }

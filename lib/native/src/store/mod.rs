@@ -16,6 +16,7 @@
 //! emulated (see `Locking`).
 pub mod capped;
 pub mod document;
+mod fields;
 // The key encoding is a leaf below the engines (they decode record ids with it); the store
 // keeps its old path to it.
 pub use crate::keys;
@@ -36,6 +37,7 @@ use serde_json::{json, Value};
 use crate::engines::{Engine, Session, Table, TableKind};
 use crate::error::{Error, Result};
 use capped::Capped;
+use fields::Fields;
 use crate::calls::{Filter, IndexSpec, PageEntry, Range, Store, Update, UpdateResult};
 pub use lock::Locking;
 use lock::{Held, Latch};
@@ -46,23 +48,27 @@ struct Index {
     spec: IndexSpec,
     table: Table,
     directions: Vec<i8>,
-    names: Vec<String>,
+    /// The fields, shared: an upsert names them for its new document on every call.
+    names: Arc<[String]>,
 }
 
 impl Index {
     fn new(spec: IndexSpec, table: Table) -> Self {
         let directions = spec.fields.iter().map(|(_, d)| *d).collect();
-        let names = spec.names();
+        let names = spec.names().into();
         Index { spec, table, directions, names }
     }
 }
 
 pub struct Collection {
     pub name: String,
+    /// "enginebench.<name>", as the oplog's entries name it.
+    ns: String,
     records: Table,
     /// The unique `_id` index ("_id_"); None for the oplog, which has none.
     id_index: Option<Table>,
-    indexes: RwLock<Vec<Arc<Index>>>,
+    /// Replaced whole when an index is added, so a write takes the list with one reference count.
+    indexes: RwLock<Arc<Vec<Arc<Index>>>>,
     next_id: AtomicI64,
     /// Documents in the collection, as mongod's RecordStore::numRecords keeps them: changed when
     /// a write commits, kept in the catalog across a reopen (mongod's size storer), read by a
@@ -73,6 +79,17 @@ pub struct Collection {
 }
 
 impl Collection {
+    fn indexes(&self) -> Arc<Vec<Arc<Index>>> {
+        self.indexes.read().unwrap().clone()
+    }
+
+    fn add_index(&self, index: Arc<Index>) {
+        let mut indexes = self.indexes.write().unwrap();
+        let mut more = Vec::clone(&indexes);
+        more.push(index);
+        *indexes = Arc::new(more);
+    }
+
     fn index(&self, name: &str) -> Result<Arc<Index>> {
         self.indexes.read().unwrap().iter().find(|i| i.spec.name == name).cloned()
             .ok_or_else(|| Error::other(format!("collection {:?} has no index {name:?}", self.name)))
@@ -163,7 +180,7 @@ impl RecordStore {
             for spec in meta["indexes"].as_array().cloned().unwrap_or_default() {
                 let spec = IndexSpec::from_json(&spec)?;
                 let table = self.engine.table(&format!("index-{name}-{}", spec.name), TableKind::Index)?;
-                coll.indexes.write().unwrap().push(Arc::new(Index::new(spec, table)));
+                coll.add_index(Arc::new(Index::new(spec, table)));
             }
             self.collections.write().unwrap().insert(name, Arc::new(coll));
         }
@@ -179,9 +196,10 @@ impl RecordStore {
         };
         let coll = Collection {
             name: name.to_string(),
+            ns: format!("enginebench.{name}"),
             records,
             id_index,
-            indexes: RwLock::new(Vec::new()),
+            indexes: RwLock::new(Arc::new(Vec::new())),
             next_id: AtomicI64::new(1),
             num_records: AtomicI64::new(meta["num_records"].as_i64().unwrap_or(-1)),
             capped,

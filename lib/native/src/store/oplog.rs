@@ -37,19 +37,21 @@ const TRACKER_PASS: usize = 20_000;
 static INCREMENT: AtomicU64 = AtomicU64::new(0);
 
 /// An entry as mongod 3.2 writes it: {ts, t, h, v, op, ns, o[, o2]}, with `o` and `o2` the
-/// write's own bytes.
-pub fn entry(op: &str, collection: &str, o: &RawDocument, o2: Option<&RawDocument>) -> RawDocumentBuf {
+/// write's own bytes; `ns` is "<database>.<collection>".
+pub fn entry(op: &str, ns: &str, o: &RawDocument, o2: Option<&RawDocument>) -> RawDocumentBuf {
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
     let inc = INCREMENT.fetch_add(1, Ordering::Relaxed);
     // A 64-bit hash of the operation, as mongod's `h` field: here a mixed counter.
     let h = (inc ^ 0x9E37_79B9_7F4A_7C15).wrapping_mul(0xBF58_476D_1CE4_E5B9) as i64;
-    let mut e = RawDocumentBuf::new();
+    // Sized for the whole entry up front: the fields around `o` and `o2` take under 80 bytes.
+    let capacity = 80 + ns.len() + o.as_bytes().len() + o2.map_or(0, |d| d.as_bytes().len());
+    let mut e = RawDocumentBuf::from_bytes(super::fields::empty_with_capacity(capacity)).expect("an empty document");
     e.append(cstr!("ts"), Timestamp { time: now.as_secs() as u32, increment: inc as u32 });
     e.append(cstr!("t"), 1i64);
     e.append(cstr!("h"), h);
     e.append(cstr!("v"), 2i32);
     e.append(cstr!("op"), op);
-    e.append(cstr!("ns"), format!("enginebench.{collection}").as_str());
+    e.append(cstr!("ns"), ns);
     e.append(cstr!("o"), o);
     if let Some(o2) = o2 {
         e.append(cstr!("o2"), o2);

@@ -4,19 +4,10 @@ use super::*;
 
 impl Ctx {
     // -- index entries ------------------------------------------------------------------------
-    pub(super) fn key_values<'d>(doc: &'d Document, names: &[String]) -> Vec<&'d Bson> {
-        Self::key_values_with_id(doc, None, names)
-    }
-
-    /// A document's values for an index's fields; `id` stands for an `_id` the document is
+    /// The entry of a document in an index; `generated_id` stands for an `_id` the document is
     /// being given as it is inserted.
-    pub(super) fn key_values_with_id<'d>(doc: &'d Document, id: Option<&'d Bson>, names: &[String]) -> Vec<&'d Bson> {
-        const NULL: &Bson = &Bson::Null;
-        names.iter().map(|n| doc.get(n).or(if n == "_id" { id } else { None }).unwrap_or(NULL)).collect()
-    }
-
-    pub(super) fn put_index_entry(&mut self, index: &Index, doc: &Document, generated_id: Option<&Bson>, rid: i64) -> Result<()> {
-        let values = Self::key_values_with_id(doc, generated_id, &index.names);
+    pub(super) fn put_index_entry(&mut self, index: &Index, doc: &Fields, generated_id: Option<&Bson>, rid: i64) -> Result<()> {
+        let values = doc.key_values(generated_id, &index.names);
         let mut tb = Vec::new();
         let mut key = keys::encode(&values, &index.directions, &mut tb)?;
         let bits = keys::type_bits_value(&tb, &values);
@@ -34,8 +25,8 @@ impl Ctx {
         Ok(())
     }
 
-    pub(super) fn delete_index_entry(&mut self, index: &Index, doc: &Document, rid: i64) -> Result<()> {
-        let values = Self::key_values(doc, &index.names);
+    pub(super) fn delete_index_entry(&mut self, index: &Index, doc: &Fields, rid: i64) -> Result<()> {
+        let values = doc.key_values(None, &index.names);
         let mut key = keys::encode(&values, &index.directions, &mut Vec::new())?;
         if !index.spec.unique {
             keys::append_record_id(&mut key, rid);
@@ -64,18 +55,21 @@ impl Ctx {
 
     // -- documents ----------------------------------------------------------------------------
     /// Writes a new document: record, `_id` entry, index entries, oplog entry. Returns its
-    /// record id and size. A document without `_id` gets a new ObjectId, first, as mongod gives
-    /// it (fixDocumentForInsert); the oplog's entries get none (it has no `_id` index).
+    /// record id and size.
     pub(super) fn insert_one(&mut self, coll: &Arc<Collection>, doc: &Document) -> Result<(i64, i64)> {
-        let generated = (coll.id_index.is_some() && !doc.contains_key("_id"))
+        self.insert_fields(coll, &Fields::of(doc))
+    }
+
+    /// `insert_one` of a document given as its fields (an upsert's new document is never built).
+    /// A document without `_id` gets a new ObjectId, first, as mongod gives it
+    /// (fixDocumentForInsert); the oplog's entries get none (it has no `_id` index).
+    pub(super) fn insert_fields(&mut self, coll: &Arc<Collection>, doc: &Fields) -> Result<(i64, i64)> {
+        let generated = (coll.id_index.is_some() && doc.get("_id").is_none())
             .then(|| Bson::ObjectId(bson::oid::ObjectId::new()));
-        let raw = match (&generated, document::with_id_first(doc)) {
-            (Some(Bson::ObjectId(id)), _) => document::encode_with_id(doc, id)?,
-            (_, Some(reordered)) => document::encode(&reordered)?,
-            _ => document::encode(doc)?,
-        };
+        let id = generated.as_ref().or_else(|| doc.get("_id"));
+        let raw = doc.encode(id)?;
         let rid = self.next_record_id(coll, raw.len() as i64)?;
-        if let Some(id) = generated.as_ref().or_else(|| doc.get("_id")) {
+        if let Some(id) = id {
             self.put_id_entry(coll, id, rid)?;
         }
         self.finish_insert(coll, doc, generated.as_ref(), rid, raw)
@@ -89,10 +83,9 @@ impl Ctx {
     }
 
     /// The index entries, the record and the oplog entry of a new document.
-    pub(super) fn finish_insert(&mut self, coll: &Arc<Collection>, doc: &Document, generated_id: Option<&Bson>, rid: i64,
+    pub(super) fn finish_insert(&mut self, coll: &Arc<Collection>, doc: &Fields, generated_id: Option<&Bson>, rid: i64,
                      raw: Vec<u8>) -> Result<(i64, i64)> {
-        let indexes = coll.indexes.read().unwrap().clone();
-        for index in &indexes {
+        for index in coll.indexes().iter() {
             self.put_index_entry(index, doc, generated_id, rid)?;
         }
         let size = self.put_record(coll, rid, &raw)?;
@@ -122,9 +115,9 @@ impl Ctx {
         if let Some(id) = doc.get("_id") {
             self.delete_id_entry(coll, id)?;
         }
-        let indexes = coll.indexes.read().unwrap().clone();
-        for index in &indexes {
-            self.delete_index_entry(index, doc, rid)?;
+        let fields = Fields::of(doc);
+        for index in coll.indexes().iter() {
+            self.delete_index_entry(index, &fields, rid)?;
         }
         self.kv.delete(coll.records, &keys::record_key(rid))
     }
@@ -136,7 +129,7 @@ impl Ctx {
         if coll.name == oplog::NAME {
             return Ok(());
         }
-        let entry = oplog::entry(op, &coll.name, o, o2);
+        let entry = oplog::entry(op, &coll.ns, o, o2);
         let rid = self.next_record_id(&oplog, entry.as_bytes().len() as i64)?;
         self.put_record(&oplog, rid, entry.as_bytes())?;
         Ok(())
