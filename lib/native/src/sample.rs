@@ -62,10 +62,10 @@ impl Store for SizingStore {
         if update.upsert {
             let mut inserted = doc! {"_id": bson::oid::ObjectId::new()};
             match &update.replace {
-                Some(replacement) => inserted.extend(replacement.clone()),
+                Some(replacement) => inserted.extend(replacement.to_document()),
                 None => {
                     for part in [&update.set_on_insert, &update.set].into_iter().flatten() {
-                        inserted.extend(part.clone());
+                        inserted.extend(part.to_document());
                     }
                 }
             }

@@ -210,11 +210,11 @@ fn an_update_that_changes_nothing_writes_nothing_and_logs_nothing() {
     ctx.create_collection("c", None).unwrap();
     ctx.insert_many("c", &[doc! {"_id": 1, "v": 5}]).unwrap();
     f.traced.take();
-    let set_same = Update { set: Some(doc! {"v": 5.0}), ..Default::default() };
+    let set_same = Update { set: Some(doc! {"v": 5.0}.into()), ..Default::default() };
     let result = ctx.update("c", None, &[int(1)], &set_same).unwrap();
     assert!(result.matched);
     assert_eq!(f.calls(), vec![c("get", "index-c-_id_"), c("get", "collection-c")]);
-    let set_new = Update { set: Some(doc! {"v": 6}), ..Default::default() };
+    let set_new = Update { set: Some(doc! {"v": 6}.into()), ..Default::default() };
     ctx.update("c", None, &[int(1)], &set_new).unwrap();
     let calls = f.calls();
     assert!(calls.contains(&c("put", "collection-c")), "{calls:?}");
@@ -431,10 +431,10 @@ fn sysbench_writes_are_idhack_and_move_only_the_keys_they_change() {
         ctx.create_index("sb", enginebench_runner::calls::IndexSpec::new("k_1", &[("k", 1)], false)).unwrap();
         ctx.insert_many("sb", &[doc! {"_id": 1, "k": 1, "c": "c", "pad": "p"}]).unwrap();
         f.traced.take();
-        ctx.update("sb", None, &[int(1)], &Update { inc: Some(doc! {"k": 1}), ..Default::default() }).unwrap();
+        ctx.update("sb", None, &[int(1)], &Update { inc: Some(doc! {"k": 1}.into()), ..Default::default() }).unwrap();
         assert_eq!(with_commits(f), calls_of(&[("get", "index-sb-_id_"), ("get", "collection-sb"), ("delete", "index-sb-k_1"),
                                                 ("put", "index-sb-k_1"), ("put", "collection-sb"), ("commit", "")]), "{engine}");
-        ctx.update("sb", None, &[int(1)], &Update { set: Some(doc! {"c": "d"}), ..Default::default() }).unwrap();
+        ctx.update("sb", None, &[int(1)], &Update { set: Some(doc! {"c": "d"}.into()), ..Default::default() }).unwrap();
         assert_eq!(with_commits(f), calls_of(&[("get", "index-sb-_id_"), ("get", "collection-sb"), ("put", "collection-sb"),
                                                 ("commit", "")]), "{engine}");
         ctx.delete("sb", None, &[int(1)], &Vec::new()).unwrap();

@@ -138,7 +138,7 @@ fn consistency_check_finds_every_kind_of_mismatch() {
         assert_eq!(clean["count_rows"], json!(rows), "{}: the pages join exactly", e.label);
         let first_two = c.scan(COUNT, Some(COUNT_PK), &Range { limit: Some(2), ..Default::default() }).unwrap();
         let id_of = |d: &RawDocumentBuf| Bson::try_from(d.get("_id").unwrap().unwrap()).unwrap();
-        c.update(COUNT, None, &[id_of(&first_two[0])], &Update { set: Some(doc! {"count": 999}), ..Default::default() }).unwrap();
+        c.update(COUNT, None, &[id_of(&first_two[0])], &Update { set: Some(doc! {"count": 999}.into()), ..Default::default() }).unwrap();
         c.delete(COUNT, None, &[id_of(&first_two[1])], &Vec::new()).unwrap();
         c.insert_many(COUNT, &[doc! {"_id": bson::oid::ObjectId::new(), "id": 1_000_000_000, "link_type": 1, "count": 2,
                                     "time": 0, "version": 0}]).unwrap();

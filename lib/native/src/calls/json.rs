@@ -5,7 +5,7 @@ use bson::{Bson, Document};
 use serde_json::Value;
 
 use crate::error::{Error, Result};
-use crate::calls::{Cond, Filter, Range, Update};
+use crate::calls::{Assign, Cond, Filter, Range, Update};
 
 pub fn to_bson(v: &Value) -> Result<Bson> {
     Bson::try_from(v.clone()).map_err(|e| Error::other(format!("not Extended JSON: {v}: {e}")))
@@ -68,8 +68,9 @@ pub fn filter_of(args: &Value) -> Result<Filter> {
 
 pub fn update_of(args: &Value) -> Result<Update> {
     Ok(Update {
-        set: to_doc(&args["set"])?, inc: to_doc(&args["inc"])?, set_on_insert: to_doc(&args["set_on_insert"])?,
-        replace: to_doc(&args["replace"])?, filter: filter_of(args)?,
+        set: to_doc(&args["set"])?.map(Assign::from), inc: to_doc(&args["inc"])?.map(Assign::from),
+        set_on_insert: to_doc(&args["set_on_insert"])?.map(Assign::from),
+        replace: to_doc(&args["replace"])?.map(Assign::from), filter: filter_of(args)?,
         upsert: args["upsert"].as_bool().unwrap_or(false), return_before: args["return_before"].as_bool().unwrap_or(false),
     })
 }

@@ -13,6 +13,8 @@ pub mod json;
 pub mod recording;
 pub mod watched;
 
+use std::borrow::Cow;
+
 use bson::{Bson, Document, RawDocumentBuf};
 use serde_json::{json, Value};
 
@@ -100,15 +102,44 @@ pub enum Cond {
 /// A conjunction of field conditions (`where` of the Store calls).
 pub type Filter = Vec<(String, Cond)>;
 
+/// Fields and their values, in order: one part of an update (`$set`, `$inc`, `$setOnInsert`) or
+/// a replacement. A list rather than a Document: a call names a few fields, nearly always by
+/// constant names, and building a Document copies and hashes every name (on the load's upserts
+/// that was the largest item of the workload's own time).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Assign(pub Vec<(Cow<'static, str>, Bson)>);
+
+impl Assign {
+    pub fn of<const N: usize>(fields: [(&'static str, Bson); N]) -> Self {
+        Assign(fields.into_iter().map(|(name, value)| (Cow::Borrowed(name), value)).collect())
+    }
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Bson)> {
+        self.0.iter().map(|(name, value)| (name.as_ref(), value))
+    }
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+    /// As a document (a command's `$set`, a replacement on the wire).
+    pub fn to_document(&self) -> Document {
+        self.iter().map(|(name, value)| (name.to_string(), value.clone())).collect()
+    }
+}
+
+impl From<Document> for Assign {
+    fn from(doc: Document) -> Self {
+        Assign(doc.into_iter().map(|(name, value)| (Cow::Owned(name), value)).collect())
+    }
+}
+
 /// What an update does to the one document it targets.
 #[derive(Clone, Debug, Default)]
 pub struct Update {
-    pub set: Option<Document>,
-    pub inc: Option<Document>,
-    pub set_on_insert: Option<Document>,
+    pub set: Option<Assign>,
+    pub inc: Option<Assign>,
+    pub set_on_insert: Option<Assign>,
     /// A replacement document: the stored document becomes {_id} + this (MongoDB's
     /// update without operators).
-    pub replace: Option<Document>,
+    pub replace: Option<Assign>,
     pub filter: Filter,
     pub upsert: bool,
     pub return_before: bool,

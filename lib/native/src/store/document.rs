@@ -74,9 +74,9 @@ pub fn apply(before: &Document, update: &Update) -> Result<(Document, bool)> {
         if let Some(id) = before.get("_id") {
             after.insert("_id", id.clone());
         }
-        for (k, v) in replacement {
+        for (k, v) in replacement.iter() {
             if k != "_id" {
-                after.insert(k.clone(), v.clone());
+                after.insert(k, v.clone());
             }
         }
         return Ok((after, true));
@@ -84,19 +84,19 @@ pub fn apply(before: &Document, update: &Update) -> Result<(Document, bool)> {
     let mut after = before.clone();
     let mut modified = false;
     if let Some(set) = &update.set {
-        for (k, v) in set {
+        for (k, v) in set.iter() {
             if !after.get(k).is_some_and(|current| values_equal(current, v)) {
                 modified = true;
-                after.insert(k.clone(), v.clone());
+                after.insert(k, v.clone());
             }
         }
     }
     if let Some(inc) = &update.inc {
-        for (k, d) in inc {
+        for (k, d) in inc.iter() {
             let value = add(after.get(k), d)?;
             if after.get(k) != Some(&value) {
                 modified = true;
-                after.insert(k.clone(), value);
+                after.insert(k, value);
             }
         }
     }
@@ -128,10 +128,10 @@ pub fn id_only(id: Option<&Bson>) -> Result<RawDocumentBuf> {
 
 /// An update's modifiers as its oplog entry records them: `{$set: {...}, $inc: {...}}`.
 pub fn modifiers(update: &Update) -> Result<RawDocumentBuf> {
-    let empty = Document::new();
     let mut doc = RawDocumentBuf::new();
     for (name, part) in [("$set", &update.set), ("$inc", &update.inc)] {
-        doc.append(<&bson::raw::CStr>::try_from(name)?, raw(Fields::of(part.as_ref().unwrap_or(&empty)).encode(None)?)?);
+        let fields = Fields::from_pairs(part.iter().flat_map(|p| p.iter()).collect());
+        doc.append(<&bson::raw::CStr>::try_from(name)?, raw(fields.encode(None)?)?);
     }
     Ok(doc)
 }

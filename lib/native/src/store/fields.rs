@@ -38,7 +38,7 @@ impl<'a> Fields<'a> {
             None => [update.set_on_insert.as_ref(), update.set.as_ref(), update.inc.as_ref()],
         };
         for part in parts.into_iter().flatten() {
-            for (field, value) in part {
+            for (field, value) in part.iter() {
                 fields.set(field, value);
             }
         }
@@ -150,15 +150,16 @@ mod tests {
         let key = vec![Bson::Int32(1), Bson::Int32(2)];
         let update = Update {
             filter: vec![("f".into(), Cond::Eq(Bson::Int32(3))), ("g".into(), Cond::Lt(Bson::Int32(4)))],
-            set_on_insert: Some(doc! {"j": 20, "x": "new"}),
-            set: Some(doc! {"k": 10, "y": 1}),
-            inc: Some(doc! {"z": 1}),
+            set_on_insert: Some(doc! {"j": 20, "x": "new"}.into()),
+            set: Some(doc! {"k": 10, "y": 1}.into()),
+            inc: Some(doc! {"z": 1}.into()),
             upsert: true,
             ..Default::default()
         };
         let fields = Fields::upsert(&key_fields, &key, &update);
         assert_eq!(fields.encode(None).unwrap(), doc! {"k": 10, "j": 20, "f": 3, "x": "new", "y": 1, "z": 1}.to_vec().unwrap());
-        let replace = Update { replace: Some(doc! {"j": 5, "r": true}), set: Some(doc! {"ignored": 1}), ..Default::default() };
+        let replace = Update { replace: Some(doc! {"j": 5, "r": true}.into()), set: Some(doc! {"ignored": 1}.into()),
+                              ..Default::default() };
         assert_eq!(Fields::upsert(&key_fields, &key, &replace).encode(None).unwrap(),
                    doc! {"k": 1, "j": 5, "r": true}.to_vec().unwrap());
     }
@@ -167,7 +168,7 @@ mod tests {
     fn oplog_parts_are_the_documents_the_library_writes() {
         let id = Bson::Int32(4);
         assert_eq!(crate::store::document::id_only(Some(&id)).unwrap().as_bytes(), doc! {"_id": 4}.to_vec().unwrap());
-        let update = Update { set: Some(doc! {"a": 1, "b": "x"}), ..Default::default() };
+        let update = Update { set: Some(doc! {"a": 1, "b": "x"}.into()), ..Default::default() };
         assert_eq!(crate::store::document::modifiers(&update).unwrap().as_bytes(),
                    doc! {"$set": {"a": 1, "b": "x"}, "$inc": {}}.to_vec().unwrap());
     }

@@ -20,7 +20,7 @@ use super::{params, MeasureStep, Workload};
 use crate::error::{Kind, Result};
 use crate::phase::{Env, Worker};
 use crate::pyrandom::Random;
-use crate::calls::{int, Update};
+use crate::calls::{int, Assign, Update};
 use crate::calls::{IndexSpec, Range, Store};
 
 pub const TRANSACTION: &str = "TRANSACTION";
@@ -124,10 +124,10 @@ fn transaction(ctx: &mut dyn Store, cfg: &Config, name: &str, args: &Draw) -> Re
         }
     }
     for i in &args.inc {
-        ctx.update(name, None, &[int(*i)], &Update { inc: Some(doc! {"k": 1}), ..Default::default() })?;
+        ctx.update(name, None, &[int(*i)], &Update { inc: Some(Assign::of([("k", Bson::Int32(1))])), ..Default::default() })?;
     }
     for (i, c) in &args.set {
-        ctx.update(name, None, &[int(*i)], &Update { set: Some(doc! {"c": c.clone()}), ..Default::default() })?;
+        ctx.update(name, None, &[int(*i)], &Update { set: Some(Assign::of([("c", Bson::String(c.clone()))])), ..Default::default() })?;
     }
     let mut retries = 0;
     for (i, k, c, pad) in &args.reinsert {

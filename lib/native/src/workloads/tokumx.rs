@@ -16,7 +16,7 @@ use super::{params, MeasureStep, Workload};
 use crate::error::Result;
 use crate::phase::{Env, Worker};
 use crate::pyrandom::Random;
-use crate::calls::{IndexSpec, Range, Store, Update};
+use crate::calls::{Assign, IndexSpec, Range, Store, Update};
 
 pub const COLLECTION: &str = "johan"; // the post's test.johan
 pub const X_INDEX: &str = "x_1"; // db.johan.ensureIndex({x:1})
@@ -147,7 +147,7 @@ fn client(cfg: std::sync::Arc<Config>, clients: usize, index: usize) -> Worker {
             if let (true, Some(doc)) = (updating, found) {
                 let y = format!("{}{x}", doc.get_str("y").unwrap_or_default());
                 env.op(UPDATE, None, |ctx| {
-                    ctx.update(COLLECTION, Some(X_INDEX), &[x_value(x)], &Update { set: Some(doc! {"y": y.clone()}), ..Default::default() })
+                    ctx.update(COLLECTION, Some(X_INDEX), &[x_value(x)], &Update { set: Some(Assign::of([("y", Bson::String(y.clone()))])), ..Default::default() })
                         .map(|_| 1)
                 })?;
             }

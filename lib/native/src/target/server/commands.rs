@@ -123,12 +123,12 @@ pub fn sort(fields: &[(String, i8)], reverse: bool) -> Document {
 /// A Store update's operators ($set, $inc, $setOnInsert), or its replacement document.
 pub fn update_document(update: &Update) -> Document {
     if let Some(replacement) = &update.replace {
-        return replacement.clone();
+        return replacement.to_document();
     }
     let mut u = Document::new();
     for (op, part) in [("$set", &update.set), ("$inc", &update.inc), ("$setOnInsert", &update.set_on_insert)] {
         if let Some(fields) = part.as_ref().filter(|f| !f.is_empty()) {
-            u.insert(op, fields.clone());
+            u.insert(op, fields.to_document());
         }
     }
     u

@@ -8,12 +8,10 @@
 //!   round trips, no transaction, a replacement upsert of the count document and a `$inc` in
 //!   which the second `put("$inc", ...)` overwrites the first, so an existing count loses its
 //!   `count` field; the consistency check reports the mismatches this leaves, as the post warned.
-//! The Python definitions (workloads/linkbench/operations.py) are the reference; lib/tests
-//! checks that both runners make the same calls.
 use bson::{doc, oid::ObjectId, Bson, Document, RawDocumentBuf};
 
 use crate::error::Result;
-use crate::calls::{int, Cond, Update};
+use crate::calls::{int, Assign, Cond, Update};
 use crate::calls::{IndexSpec, Range, Store};
 
 pub const NODE: &str = "node";
@@ -90,8 +88,8 @@ fn change_count(ctx: &mut dyn Store, id1: i64, link_type: i64, delta: i64, now_m
         Some(found) => {
             let count = (field_i64(&found, "count").unwrap_or(0) + delta).max(0); // IF(count=0, 0, count-1)
             ctx.update(COUNT, None, &[object_id(&found)], &Update {
-                set: Some(doc! {"count": int(count), "time": int(now_ms)}),
-                inc: Some(doc! {"version": 1}),
+                set: Some(Assign::of([("count", int(count)), ("time", int(now_ms))])),
+                inc: Some(Assign::of([("version", Bson::Int32(1))])),
                 ..Default::default()
             })?;
         }
@@ -111,9 +109,9 @@ pub fn add_link(ctx: &mut dyn Store, counts: Counts, link: &Link) -> Result<u64>
                 }
                 Some(before) => {
                     c.update(LINK, None, &[object_id(&before)], &Update {
-                        set: Some(doc! {"visibility": int(link.visibility),
-                                        "data": crate::calls::bytes(link.data.clone()),
-                                        "time": int(link.time), "version": int(link.version)}),
+                        set: Some(Assign::of([("visibility", int(link.visibility)),
+                                              ("data", crate::calls::bytes(link.data.clone())),
+                                              ("time", int(link.time)), ("version", int(link.version))])),
                         ..Default::default()
                     })?;
                     (field_i64(&before, "visibility") == Some(HIDDEN) && link.visibility == VISIBLE) as i64
@@ -128,10 +126,10 @@ pub fn add_link(ctx: &mut dyn Store, counts: Counts, link: &Link) -> Result<u64>
     }
 }
 
-fn link_insert_fields(link: &Link) -> Document {
-    doc! {"id1": int(link.id1), "id2": int(link.id2), "link_type": int(link.link_type),
-          "data": crate::calls::bytes(link.data.clone()), "time": int(link.time),
-          "version": int(link.version)}
+fn link_insert_fields(link: &Link) -> Assign {
+    Assign::of([("id1", int(link.id1)), ("id2", int(link.id2)), ("link_type", int(link.link_type)),
+                ("data", crate::calls::bytes(link.data.clone())), ("time", int(link.time)),
+                ("version", int(link.version))])
 }
 
 /// addLinksNoCount for one link: the upsert by primary key; 1 if it inserted, 2 if the link
@@ -140,7 +138,7 @@ fn upsert_link(ctx: &mut dyn Store, link: &Link) -> Result<i64> {
     let key = [int(link.link_type), int(link.id1), int(link.id2)];
     let result = ctx.update(LINK, Some(LINK_PK), &key, &Update {
         set_on_insert: Some(link_insert_fields(link)),
-        set: Some(doc! {"visibility": int(link.visibility)}),
+        set: Some(Assign::of([("visibility", int(link.visibility))])),
         upsert: true,
         ..Default::default()
     })?;
@@ -156,19 +154,23 @@ fn add_link_linkbenchx(ctx: &mut dyn Store, link: &Link) -> Result<u64> {
         let key = [int(link.id1), int(link.link_type)];
         // countColl.update(countKey, {id, link_type, time}, upsert): a replacement.
         let replaced = ctx.update(COUNT, Some(COUNT_PK), &key, &Update {
-            replace: Some(doc! {"id": int(link.id1), "link_type": int(link.link_type),
-                                "time": int(crate::workloads::wall_ms())}),
+            replace: Some(Assign::of([("id", int(link.id1)), ("link_type", int(link.link_type)),
+                                      ("time", int(crate::workloads::wall_ms()))])),
             upsert: true,
             ..Default::default()
         })?;
         // The second put("$inc", ...) replaces the first: an existing count gets version only.
-        let inc = if replaced.matched { doc! {"version": 1} } else { doc! {"count": int(if update_count < 0 { 0 } else { 1 })} };
+        let inc = if replaced.matched {
+            Assign::of([("version", Bson::Int32(1))])
+        } else {
+            Assign::of([("count", int(if update_count < 0 { 0 } else { 1 }))])
+        };
         ctx.update(COUNT, Some(COUNT_PK), &key, &Update { inc: Some(inc), ..Default::default() })?;
     }
     if nrows == 2 {
         ctx.update(LINK, Some(LINK_PK), &[int(link.link_type), int(link.id1), int(link.id2)], &Update {
-            set: Some(doc! {"visibility": int(link.visibility), "data": crate::calls::bytes(link.data.clone()),
-                            "time": int(link.time), "version": int(link.version)}),
+            set: Some(Assign::of([("visibility", int(link.visibility)), ("data", crate::calls::bytes(link.data.clone())),
+                                  ("time", int(link.time)), ("version", int(link.version))])),
             ..Default::default()
         })?;
     }
@@ -186,7 +188,8 @@ pub fn load_link(ctx: &mut dyn Store, counts: Counts, link: &Link) -> Result<()>
 /// The load's count write under LinkbenchX: a replaceOne upsert by (id, link_type).
 pub fn load_count(ctx: &mut dyn Store, id1: i64, link_type: i64, count: i64, time: i64) -> Result<()> {
     ctx.update(COUNT, Some(COUNT_PK), &[int(id1), int(link_type)], &Update {
-        replace: Some(doc! {"id": int(id1), "link_type": int(link_type), "count": int(count), "time": int(time), "version": 0}),
+        replace: Some(Assign::of([("id", int(id1)), ("link_type", int(link_type)), ("count", int(count)), ("time", int(time)),
+                                  ("version", Bson::Int32(0))])),
         upsert: true,
         ..Default::default()
     })
@@ -203,7 +206,7 @@ pub fn delete_link(ctx: &mut dyn Store, counts: Counts, id1: i64, link_type: i64
             if field_i64(&before, "visibility") != Some(VISIBLE) {
                 return Ok(0);
             }
-            c.update(LINK, None, &[object_id(&before)], &Update { set: Some(doc! {"visibility": int(HIDDEN)}), ..Default::default() })?;
+            c.update(LINK, None, &[object_id(&before)], &Update { set: Some(Assign::of([("visibility", int(HIDDEN))])), ..Default::default() })?;
             change_count(c, id1, link_type, -1, now_ms)?;
             Ok(1)
         }),
@@ -212,18 +215,19 @@ pub fn delete_link(ctx: &mut dyn Store, counts: Counts, id1: i64, link_type: i64
             if field_i64(&before, "visibility") == Some(HIDDEN) {
                 return Ok(0);
             }
-            ctx.update(LINK, None, &[object_id(&before)], &Update { set: Some(doc! {"visibility": int(HIDDEN)}), ..Default::default() })?;
+            ctx.update(LINK, None, &[object_id(&before)], &Update { set: Some(Assign::of([("visibility", int(HIDDEN))])), ..Default::default() })?;
             let count_key = [int(id1), int(link_type)];
             let replaced = ctx.update(COUNT, Some(COUNT_PK), &count_key, &Update {
-                replace: Some(doc! {"id": int(id1), "link_type": int(link_type), "time": int(crate::workloads::wall_ms())}),
+                replace: Some(Assign::of([("id", int(id1)), ("link_type", int(link_type)),
+                                          ("time", int(crate::workloads::wall_ms()))])),
                 upsert: true,
                 ..Default::default()
             })?;
-            let inc = if replaced.matched { doc! {"version": 1} } else { doc! {"version": 0} };
+            let inc = Assign::of([("version", Bson::Int32(if replaced.matched { 1 } else { 0 }))]);
             ctx.update(COUNT, Some(COUNT_PK), &count_key, &Update { inc: Some(inc), ..Default::default() })?;
             if replaced.matched {
                 ctx.update(COUNT, Some(COUNT_PK), &count_key, &Update {
-                    set: Some(doc! {"count": 0}),
+                    set: Some(Assign::of([("count", Bson::Int32(0))])),
                     filter: vec![("count".into(), Cond::Lt(Bson::Int32(0)))],
                     ..Default::default()
                 })?;
@@ -283,7 +287,7 @@ pub fn add_node(ctx: &mut dyn Store, node: &Document) -> Result<u64> {
 
 pub fn update_node(ctx: &mut dyn Store, node_id: i64, version: i64, time_s: i64, data: Vec<u8>) -> Result<u64> {
     let result = ctx.update(NODE, None, &[int(node_id)], &Update {
-        set: Some(doc! {"version": int(version), "time": int(time_s), "data": crate::calls::bytes(data)}),
+        set: Some(Assign::of([("version", int(version)), ("time", int(time_s)), ("data", crate::calls::bytes(data))])),
         filter: vec![("type".into(), Cond::Eq(int(NODE_TYPE)))],
         ..Default::default()
     })?;
