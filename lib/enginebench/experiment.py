@@ -66,12 +66,22 @@ def strip_remote_scripts(page: str) -> str:
 def local_kernel_manager():
     """The notebook's kernel runs on this machine: its channels are Unix sockets (IPC) rather than
     TCP ports, so no port is opened and ipykernel has no unencrypted-TCP warning to print at the
-    end of every run."""
+    end of every run. Each kernel's sockets get a path of their own: jupyter_client's default,
+    `kernel-ipc-<n>` in the working directory, is the same for every report rendered at once (two
+    test workers did), and a client that reached the other kernel failed with "Invalid Signature"."""
+    import tempfile
+    import uuid
+
     from jupyter_client import AsyncKernelManager
-    from traitlets import CaselessStrEnum
+    from traitlets import CaselessStrEnum, default
 
     class LocalKernelManager(AsyncKernelManager):
         transport = CaselessStrEnum(["tcp", "ipc"], default_value="ipc", config=True)
+
+        @default("ip")
+        def _socket_path_of_its_own(self):
+            # Short, under /tmp: a Unix socket's path is limited to 107 bytes.
+            return os.path.join(tempfile.gettempdir(), f"enginebench-kernel-{uuid.uuid4().hex[:12]}")
     return LocalKernelManager
 
 
