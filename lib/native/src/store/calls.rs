@@ -205,16 +205,7 @@ impl Store for Ctx {
                 if c.kv.get(coll.records, &keys::record_key(rid), &mut raw)? {
                     match &range.fields {
                         None => out.push(document::raw(raw)?),
-                        Some(fields) => {
-                            let full = document::decode(&raw)?;
-                            let mut doc = Document::new();
-                            for f in fields {
-                                if let Some(v) = full.get(f) {
-                                    doc.insert(f.clone(), v.clone());
-                                }
-                            }
-                            out.push(RawDocumentBuf::try_from(&doc)?);
-                        }
+                        Some(fields) => out.push(document::project(&raw, fields)?),
                     }
                 }
             }

@@ -120,6 +120,19 @@ pub fn raw_ref(bytes: &[u8]) -> Result<&RawDocument> {
     Ok(RawDocument::from_bytes(bytes)?)
 }
 
+/// A projection of stored bytes: the named fields, in the order named, a missing one left out;
+/// read from the bytes and copied as they are (the document is never decoded).
+pub fn project(stored: &[u8], fields: &[String]) -> Result<RawDocumentBuf> {
+    let doc = raw_ref(stored)?;
+    let mut out = RawDocumentBuf::new();
+    for field in fields {
+        if let Some(value) = doc.get(field)? {
+            out.append(<&bson::raw::CStr>::try_from(field.as_str())?, value);
+        }
+    }
+    Ok(out)
+}
+
 /// `{_id: <id>}`, an oplog entry's `o2` (and a delete's `o`).
 pub fn id_only(id: Option<&Bson>) -> Result<RawDocumentBuf> {
     let fields = Fields::from_pairs(vec![("_id", id.unwrap_or(&Bson::Null))]);

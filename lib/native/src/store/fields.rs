@@ -174,6 +174,14 @@ mod tests {
     }
 
     #[test]
+    fn a_projection_of_stored_bytes_is_the_projected_document() {
+        let stored = doc! {"_id": 1, "k": 5, "c": "text", "pad": "xx"}.to_vec().unwrap();
+        let fields = ["c".to_string(), "missing".to_string(), "k".to_string()];
+        assert_eq!(crate::store::document::project(&stored, &fields).unwrap().as_bytes(),
+                   doc! {"c": "text", "k": 5}.to_vec().unwrap());
+    }
+
+    #[test]
     fn key_values_read_fields_the_given_id_and_null() {
         let doc = doc! {"a": 1, "b": "x"};
         let id = Bson::Int32(9);
