@@ -124,7 +124,8 @@ pub fn raw_ref(bytes: &[u8]) -> Result<&RawDocument> {
 /// read from the bytes and copied as they are (the document is never decoded).
 pub fn project(stored: &[u8], fields: &[String]) -> Result<RawDocumentBuf> {
     let doc = raw_ref(stored)?;
-    let mut out = RawDocumentBuf::new();
+    // Never larger than the stored document: sized once, not grown field by field.
+    let mut out = RawDocumentBuf::from_bytes(super::fields::empty_with_capacity(stored.len()))?;
     for field in fields {
         if let Some(value) = doc.get(field)? {
             out.append(<&bson::raw::CStr>::try_from(field.as_str())?, value);
