@@ -116,6 +116,14 @@ pub fn raw(bytes: Vec<u8>) -> Result<RawDocumentBuf> {
     Ok(RawDocumentBuf::from_bytes(bytes)?)
 }
 
+/// An empty document in a buffer that holds `capacity` bytes before it reallocates: for a
+/// document whose size is known (or bounded) before it is written.
+pub fn with_capacity(capacity: usize) -> RawDocumentBuf {
+    let mut bytes = Vec::with_capacity(capacity.max(5));
+    bytes.extend_from_slice(&[5, 0, 0, 0, 0]); // its length, 5, and the terminating 0
+    RawDocumentBuf::from_bytes(bytes).expect("the empty document is valid BSON")
+}
+
 pub fn raw_ref(bytes: &[u8]) -> Result<&RawDocument> {
     Ok(RawDocument::from_bytes(bytes)?)
 }
@@ -125,7 +133,7 @@ pub fn raw_ref(bytes: &[u8]) -> Result<&RawDocument> {
 pub fn project(stored: &[u8], fields: &[String]) -> Result<RawDocumentBuf> {
     let doc = raw_ref(stored)?;
     // Never larger than the stored document: sized once, not grown field by field.
-    let mut out = RawDocumentBuf::from_bytes(super::fields::empty_with_capacity(stored.len()))?;
+    let mut out = with_capacity(stored.len());
     for field in fields {
         if let Some(value) = doc.get(field)? {
             out.append(<&bson::raw::CStr>::try_from(field.as_str())?, value);

@@ -67,7 +67,7 @@ impl<'a> Fields<'a> {
     /// mongod stores a document (fixDocumentForInsert moves or adds `_id` in front); without
     /// one, the fields as they are. The same bytes as encoding the equivalent Document.
     pub fn encode(&self, id: Option<&Bson>) -> Result<Vec<u8>> {
-        let mut out = RawDocumentBuf::from_bytes(empty_with_capacity(self.0.len() * 24 + 32))?;
+        let mut out = super::document::with_capacity(self.0.len() * 24 + 32);
         if let Some(id) = id {
             append(&mut out, "_id", id)?;
         }
@@ -78,14 +78,6 @@ impl<'a> Fields<'a> {
         }
         Ok(out.into_bytes())
     }
-}
-
-/// An empty BSON document (its length, 5, and the terminating 0) in a buffer that can grow to
-/// `capacity` without reallocating.
-pub fn empty_with_capacity(capacity: usize) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(capacity.max(5));
-    bytes.extend_from_slice(&[5, 0, 0, 0, 0]);
-    bytes
 }
 
 /// Appends one element, borrowing the value's bytes where the value has them (no copy of a

@@ -45,7 +45,7 @@ pub fn entry(op: &str, ns: &str, o: &RawDocument, o2: Option<&RawDocument>) -> R
     let h = (inc ^ 0x9E37_79B9_7F4A_7C15).wrapping_mul(0xBF58_476D_1CE4_E5B9) as i64;
     // Sized for the whole entry up front: the fields around `o` and `o2` take under 80 bytes.
     let capacity = 80 + ns.len() + o.as_bytes().len() + o2.map_or(0, |d| d.as_bytes().len());
-    let mut e = RawDocumentBuf::from_bytes(super::fields::empty_with_capacity(capacity)).expect("an empty document");
+    let mut e = super::document::with_capacity(capacity);
     e.append(cstr!("ts"), Timestamp { time: now.as_secs() as u32, increment: inc as u32 });
     e.append(cstr!("t"), 1i64);
     e.append(cstr!("h"), h);
