@@ -174,6 +174,8 @@ class Supervision:
             self._tell({"end_phase": steady})
         if kind == "load_verified" and not self.s.resources.plan.storage_during_load:
             self.s.resources.limit_storage()  # the measured phases run on the profile's device
+        if kind == "phase_end":
+            self.sampler.sample_now()  # the phase's size at its end, before perf's report takes seconds
         if self.profile and kind == "phase_start":
             self.profiler = perfshare.Profiler(self.proc.pid,
                                                self.s.sys_dir / f"perf-{event['phase'].replace(' ', '_')}.data")

@@ -26,7 +26,7 @@ def test_interval_deltas_and_per_op_figures():
     assert deltas["dev_reads"] == pytest.approx(600)
     assert deltas["cpu_user_s"] + deltas["cpu_sys_s"] == pytest.approx(9.0)
     assert deltas["rss_bytes"] == 4 << 20  # the peak of the samples inside the interval
-    assert deltas["size_du_bytes"] == 3000  # the last size sampled before the end
+    assert deltas["size_du_bytes"] == 3000  # the size sampled nearest the end (16 s; 18 s is as near)
     m = per_op(deltas, ops=1200, seconds=6.0)
     assert m["ops_per_s"] == pytest.approx(200)
     assert m["r_per_op"] == pytest.approx(0.5)
@@ -36,6 +36,33 @@ def test_interval_deltas_and_per_op_figures():
     assert m["cs_per_op"] == pytest.approx(300 / 1200)
     assert m["cpu_us_per_op"] == pytest.approx(9.0e6 / 1200)
     assert m["read_iops"] == pytest.approx(100)
+
+
+def test_a_phase_shorter_than_a_sampling_period_gets_the_size_read_at_its_end():
+    """The sample before a short phase's end may predate its writes; the one the driver asks for
+    as the phase ends (Sampler.sample_now) is the phase's size."""
+    before = {"t": 10.0, "size_du_bytes": 0, "size_apparent_bytes": 0}
+    at_end = {"t": 10.32, "size_du_bytes": 5 << 20, "size_apparent_bytes": 5 << 20}
+    assert interval_metrics([before, at_end], 10.05, 10.3)["size_du_bytes"] == 5 << 20
+
+
+def test_sample_now_adds_a_sample_between_scheduled_ones(tmp_path):
+    import os
+    import time
+    from enginebench.metrics.sampler import Sampler
+    sampler = Sampler([os.getpid()], tmp_path, interval_s=30.0)
+    sampler.start()
+    try:
+        deadline = time.time() + 10
+        while not sampler.samples and time.time() < deadline:
+            time.sleep(0.01)
+        sampler.sample_now()
+        while len(sampler.samples) < 2 and time.time() < deadline:
+            time.sleep(0.01)
+        assert len(sampler.samples) == 2, "the extra sample came within seconds, not at the 30 s schedule"
+    finally:
+        sampler.stop()
+    assert len(sampler.samples) == 2
 
 
 def test_normaliser_divides_per_op_but_not_the_rate():

@@ -31,7 +31,7 @@ def interpolate(samples: list[dict], key: str, t: float) -> float | None:
 
 
 def interval_metrics(samples: list[dict], t_start: float, t_end: float) -> dict:
-    """Counter deltas over [t_start, t_end], peak RSS in it, and the last database size."""
+    """Counter deltas over [t_start, t_end], peak RSS in it, and the database size at its end."""
     out: dict = {}
     for key in COUNTERS:
         a, b = interpolate(samples, key, t_start), interpolate(samples, key, t_end)
@@ -39,9 +39,11 @@ def interval_metrics(samples: list[dict], t_start: float, t_end: float) -> dict:
     inside = [s for s in samples if t_start <= s["t"] <= t_end] or _nearest(samples, t_end)
     rss = [s["rss_bytes"] for s in inside if s.get("rss_bytes")]
     out["rss_bytes"] = max(rss) if rss else None
-    sized = [s for s in samples if s["t"] <= t_end and s.get("size_du_bytes") is not None]
-    out["size_du_bytes"] = sized[-1]["size_du_bytes"] if sized else None
-    out["size_apparent_bytes"] = sized[-1]["size_apparent_bytes"] if sized else None
+    # The size at the end: the reading nearest it, before or after. The driver asks for one as a
+    # phase ends (Sampler.sample_now), so a phase shorter than a sampling period still has its own.
+    sized = _nearest([s for s in samples if s.get("size_du_bytes") is not None], t_end)
+    out["size_du_bytes"] = sized[0]["size_du_bytes"] if sized else None
+    out["size_apparent_bytes"] = sized[0]["size_apparent_bytes"] if sized else None
     return out
 
 

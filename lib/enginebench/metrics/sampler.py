@@ -103,6 +103,7 @@ class Sampler:
         self.device = device_of(self.data_dir)
         self.samples: list[dict] = []
         self._stop = threading.Event()
+        self._wake = threading.Event()  # sample_now(): a sample before the next scheduled one
         self._thread: threading.Thread | None = None
         self._size_every = size_every
         self.cpu_s = 0.0  # the sampler's own CPU, reported by `make bench`
@@ -125,12 +126,20 @@ class Sampler:
 
     def _loop(self) -> None:
         next_t = time.time()
+        woken = False
         while not self._stop.is_set():
             cpu0 = time.thread_time()
             self.samples.append(self.sample())
             self.cpu_s += time.thread_time() - cpu0
-            next_t += self.interval_s
-            self._stop.wait(max(0.0, next_t - time.time()))
+            if not woken:  # an extra sample leaves the schedule as it was
+                next_t += self.interval_s
+            woken = self._wake.wait(max(0.0, next_t - time.time()))
+            self._wake.clear()
+
+    def sample_now(self) -> None:
+        """One more sample as soon as the sampling thread can take it: at a phase's end, so its
+        last interval has a reading from its end even when the phase was shorter than a period."""
+        self._wake.set()
 
     def start(self) -> None:
         self._thread = threading.Thread(target=self._loop, name="sampler", daemon=True)
@@ -138,5 +147,6 @@ class Sampler:
 
     def stop(self) -> None:
         self._stop.set()
+        self._wake.set()
         if self._thread is not None:
             self._thread.join()
