@@ -8,12 +8,21 @@
 //! conflict, and the caller retries the operation. A commit stamps its keys with a new snapshot
 //! id; keys stamped at or before the oldest open snapshot can no longer conflict and are dropped.
 //! One mutex guards it all, as MongoRocks' single `_lock` did.
+//!
+//! MongoRocks kept the keys themselves in its maps; here a key is its 64-bit hash, so a write
+//! costs one hash and no allocation (copying each key into three maps, hashing it five times,
+//! was most of the harness's own CPU in a RocksDB load). Two keys with one hash can only make
+//! a spurious conflict, retried like any other, never hide a real one; among the thousands of
+//! keys a load has open, one is expected about once in 10^15 writes.
 use std::collections::{BTreeMap, VecDeque};
+use std::hash::BuildHasher;
 use std::sync::Mutex;
 
-// MongoRocks kept these in std::unordered_map/set with std::hash; a fast hash here too (std's
-// default, SipHash, was the tracker's largest item in a profile of the RocksDB load).
-use foldhash::{HashMap, HashSet};
+use foldhash::quality::FixedState;
+use foldhash::HashMap;
+
+/// A key's identity in the tracker.
+type KeyHash = u64;
 
 #[derive(Default)]
 struct State {
@@ -22,16 +31,17 @@ struct State {
     /// Open snapshots (id -> how many transactions hold it); the first is the oldest.
     active: BTreeMap<u64, usize>,
     /// Key -> the snapshot id its last commit created.
-    committed: HashMap<Vec<u8>, u64>,
+    committed: HashMap<KeyHash, u64>,
     /// Commits in order, for dropping keys no open snapshot can conflict on. A key committed
     /// again leaves its older entry here; it is skipped when `committed` holds a newer id.
-    by_commit: VecDeque<(u64, Vec<u8>)>,
+    by_commit: VecDeque<(u64, KeyHash)>,
     /// Key -> the open transaction that wrote it.
-    uncommitted: HashMap<Vec<u8>, u64>,
+    uncommitted: HashMap<KeyHash, u64>,
 }
 
 pub struct ConflictTracker {
     state: Mutex<State>,
+    hasher: FixedState,
 }
 
 /// One write transaction's view of the tracker.
@@ -39,13 +49,18 @@ pub struct ConflictTracker {
 pub struct Transaction {
     id: u64,
     snapshot: u64,
-    written: HashSet<Vec<u8>>,
+    /// The keys it registered, each once: a key is here exactly when `uncommitted` names this
+    /// transaction as its writer.
+    written: Vec<KeyHash>,
     open: bool,
 }
 
 impl ConflictTracker {
     pub fn new() -> Self {
-        ConflictTracker { state: Mutex::new(State { latest_snapshot: 1, next_transaction: 1, ..Default::default() }) }
+        ConflictTracker {
+            state: Mutex::new(State { latest_snapshot: 1, next_transaction: 1, ..Default::default() }),
+            hasher: FixedState::with_seed(0x6d6f6e676f726f63), // any fixed seed: the hashes never leave the process
+        }
     }
 
     /// Start a write transaction at the latest snapshot (call before taking the engine's own
@@ -64,19 +79,18 @@ impl ConflictTracker {
 
     /// Register a write of `key`; false is a write conflict.
     pub fn register_write(&self, txn: &mut Transaction, key: &[u8]) -> bool {
+        let key = self.hasher.hash_one(key);
         let mut s = self.state.lock().unwrap();
-        if s.committed.get(key).is_some_and(|&at| at > txn.snapshot) {
+        if s.committed.get(&key).is_some_and(|&at| at > txn.snapshot) {
             return false;
         }
-        match s.uncommitted.get(key) {
+        match s.uncommitted.get(&key) {
             Some(&owner) if owner != txn.id => return false,
-            Some(_) => {}
+            Some(_) => {} // its own key again: registered already
             None => {
-                s.uncommitted.insert(key.to_vec(), txn.id);
+                s.uncommitted.insert(key, txn.id);
+                txn.written.push(key);
             }
-        }
-        if !txn.written.contains(key) {
-            txn.written.insert(key.to_vec());
         }
         true
     }
@@ -85,9 +99,9 @@ impl ConflictTracker {
     pub fn commit(&self, txn: &mut Transaction) {
         let mut s = self.state.lock().unwrap();
         let stamp = s.latest_snapshot + 1;
-        for key in txn.written.drain() {
+        for key in txn.written.drain(..) {
             s.uncommitted.remove(&key);
-            s.committed.insert(key.clone(), stamp);
+            s.committed.insert(key, stamp);
             s.by_commit.push_back((stamp, key));
         }
         Self::release(&mut s, txn);
@@ -100,7 +114,7 @@ impl ConflictTracker {
             return;
         }
         let mut s = self.state.lock().unwrap();
-        for key in txn.written.drain() {
+        for key in txn.written.drain(..) {
             s.uncommitted.remove(&key);
         }
         Self::release(&mut s, txn);
