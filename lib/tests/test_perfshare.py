@@ -20,6 +20,11 @@ def test_rocksdb_symbols_are_the_engine_and_our_adapter_is_ours():
     adapter = "<enginebench_runner::engines::rocksdb::RocksSession as enginebench_runner::engines::Session>::get"
     assert perfshare.classify(RUNNER, adapter, RUNNER) == "runner"
     assert perfshare.classify("/usr/lib/x86_64-linux-gnu/libc.so.6", "__memcmp_evex_movbe", RUNNER) == "libc"
+    # Its C code in the runner: the bundled xxHash (a static helper keeps its bare name) and the C API.
+    for symbol in ("XXH3_hashLong_64b_default.constprop.0", "ROCKSDB_XXH3_64bits", "XXPH3_mergeAccs",
+                   "XXH32_finalize", "SaveError", "CopyString.isra.0"):
+        assert perfshare.classify(RUNNER, symbol, RUNNER) == "engine", symbol
+    assert perfshare.classify(RUNNER, "mi_free", RUNNER) == "runner"
 
 
 def test_the_engines_allocator_is_the_engines_and_ours_is_ours():

@@ -5,7 +5,8 @@ threads (no hardware counters needed, which virtual machines often lack) and eac
 attributed by the code it landed in:
 
   engine   the engines' libraries and the compression libraries they call (WiredTiger, snappy,
-           zstd, lz4, zlib, LMDB, and RocksDB, which is linked into the runner: its symbols), and
+           zstd, lz4, zlib, LMDB, and RocksDB, which is linked into the runner: its symbols,
+           C++ and C), and
            tcmalloc, the allocator the engines run on as in mongod: the runner's own Rust code
            allocates from another one compiled into it (mimalloc, main.rs), so a tcmalloc sample
            is an engine's allocation (or its C++ runtime's, for RocksDB)
@@ -42,6 +43,10 @@ LIBC = re.compile(r"lib(c|m|stdc\+\+|gcc_s|pthread)[-._]|ld-linux|\[vdso\]")
 # keeps the crate name: `mongodb::client::...`, `_ZN7mongodb6client...`).
 DRIVER_CRATES = ("mongodb", "bson", "tokio", "rustls", "ring", "hickory_resolver", "hickory_proto",
                  "serde_bytes", "bytes")
+# RocksDB's C code compiled into the runner from librocksdb.a (nm names the object files): the
+# xxHash it bundles (xxhash.cc.o, hash.cc.o: its exported functions carry a ROCKSDB_ prefix, its
+# static helpers such as XXH3_hashLong_64b_default do not) and its C API's helpers (c.cc.o).
+ROCKSDB_C_SYMBOL = re.compile(r"^(ROCKSDB_)?XXP?H(3|32|64|128)?_|^(CopyString|SaveError)\b")
 DRIVER_SYMBOL = re.compile(r"(^|[<\s(&])(%s)::|_ZN\d+(%s)\d" % ("|".join(DRIVER_CRATES), "|".join(DRIVER_CRATES)))
 
 
@@ -101,7 +106,8 @@ def classify(dso: str, symbol: str, runner_binary: str | None) -> str:
         # enginebench_runner::engines::rocksdb, is ours).
         signature = symbol.split("(")[0]
         ours = "enginebench_runner" in signature
-        if not ours and (symbol.startswith(("rocksdb::", "rocksdb_")) or "rocksdb::" in signature):
+        if not ours and (symbol.startswith(("rocksdb::", "rocksdb_")) or "rocksdb::" in signature
+                         or ROCKSDB_C_SYMBOL.match(symbol)):
             return "engine"
         return "driver" if not ours and DRIVER_SYMBOL.search(signature) else "runner"
     return "other"
