@@ -117,9 +117,11 @@ impl Shared {
         let (length, pct) = (self.cfg.length_char_fields, self.cfg.percent_compressible);
         let random_part = (length as f64 * (100 - pct) as f64 / 100.0) as usize;
         let start = rng.randrange(0, (PAD - length) as i64) as usize;
-        let mut s = String::from_utf8(self.letters[start..start + random_part].to_vec()).unwrap();
-        s.extend(std::iter::repeat('a').take((length as f64 * pct as f64 / 100.0) as usize));
-        s
+        let compressible = (length as f64 * pct as f64 / 100.0) as usize;
+        let mut s = Vec::with_capacity(random_part + compressible);
+        s.extend_from_slice(&self.letters[start..start + random_part]);
+        s.resize(random_part + compressible, b'a'); // one fill, not a char at a time
+        String::from_utf8(s).expect("the letters are ASCII")
     }
 
     pub fn document(&self, rng: &mut Random) -> Document {
