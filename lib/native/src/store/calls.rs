@@ -14,7 +14,7 @@ impl Store for Ctx {
     }
 
     fn create_index(&mut self, collection: &str, spec: IndexSpec) -> Result<()> {
-        let coll = self.store.collection(collection)?;
+        let coll = self.collection(collection)?;
         if coll.indexes().iter().any(|i| i.spec.name == spec.name) {
             return Ok(());
         }
@@ -44,7 +44,7 @@ impl Store for Ctx {
     // -- the Store calls ----------------------------------------------------------------------
     /// Inserts documents; a duplicate key fails the group it is in (DuplicateKey).
     fn insert_many(&mut self, collection: &str, docs: &[Document]) -> Result<usize> {
-        let coll = self.store.collection(collection)?;
+        let coll = self.collection(collection)?;
         if self.in_txn {
             for doc in docs {
                 self.insert_one(&coll, doc)?;
@@ -63,7 +63,7 @@ impl Store for Ctx {
     }
 
     fn update(&mut self, collection: &str, index: Option<&str>, key: &[Bson], update: &Update) -> Result<UpdateResult> {
-        let coll = self.store.collection(collection)?;
+        let coll = self.collection(collection)?;
         if coll.capped.is_some() && update.upsert {
             return Err(Error::other(format!("upserts into capped collection {collection:?} are not supported; insert instead")));
         }
@@ -117,7 +117,7 @@ impl Store for Ctx {
     }
 
     fn delete(&mut self, collection: &str, index: Option<&str>, key: &[Bson], filter: &Filter) -> Result<bool> {
-        let coll = self.store.collection(collection)?;
+        let coll = self.collection(collection)?;
         if coll.capped.is_some() {
             return Err(Error::other(format!("cannot delete from capped collection {collection:?} (as MongoDB before 5.0 refused)")));
         }
@@ -134,7 +134,7 @@ impl Store for Ctx {
     }
 
     fn get(&mut self, collection: &str, index: Option<&str>, key: &[Bson]) -> Result<Option<RawDocumentBuf>> {
-        let coll = self.store.collection(collection)?;
+        let coll = self.collection(collection)?;
         self.read_call(&coll, |c| match c.locate(&coll, index, key, true, false)? {
             Some((_, raw)) => Ok(Some(document::raw(raw)?)),
             None => Ok(None),
@@ -144,7 +144,7 @@ impl Store for Ctx {
     /// Documents whose index key is prefix + (v,) for v in last_values ($in on the last
     /// field), in index order.
     fn get_many(&mut self, collection: &str, index: &str, prefix: &[Bson], last_values: &[Bson]) -> Result<Vec<RawDocumentBuf>> {
-        let coll = self.store.collection(collection)?;
+        let coll = self.collection(collection)?;
         let idx = coll.index(index)?;
         let descending = idx.directions.get(prefix.len()).copied().unwrap_or(1) < 0;
         let mut keyed: Vec<(Vec<u8>, &Bson)> = last_values.iter()
@@ -175,7 +175,7 @@ impl Store for Ctx {
     }
 
     fn scan(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<Vec<RawDocumentBuf>> {
-        let coll = self.store.collection(collection)?;
+        let coll = self.collection(collection)?;
         let idx = match index { Some(name) => Some(coll.index(name)?), None => None };
         let names = Self::key_field_names(&coll, index)?;
         // A projection inside the index is answered from the index alone (a covered query).
@@ -215,7 +215,7 @@ impl Store for Ctx {
 
     /// Index entries in range (a count scan: no document is read).
     fn count(&mut self, collection: &str, index: Option<&str>, range: &Range) -> Result<usize> {
-        let coll = self.store.collection(collection)?;
+        let coll = self.collection(collection)?;
         if index.is_none() && range.prefix.is_empty() && range.low.is_none() && range.high.is_none() {
             // No query: the collection's record count (mongod 3.2's CountStage::trivialCount).
             let n = coll.num_records.load(Ordering::Relaxed).max(0) as usize;
@@ -243,7 +243,7 @@ impl Store for Ctx {
     /// index page by page while doing other calls (the consistency check does).
     fn index_page(&mut self, collection: &str, index: Option<&str>, after: Option<&[u8]>, n: usize, fetch: bool)
                       -> Result<Vec<PageEntry>> {
-        let coll = self.store.collection(collection)?;
+        let coll = self.collection(collection)?;
         let idx = match index { Some(name) => Some(coll.index(name)?), None => None };
         let (table, unique) = match &idx {
             Some(i) => (i.table, i.spec.unique),
@@ -283,7 +283,7 @@ impl Store for Ctx {
 
     /// Documents in natural (insertion) order, oldest first.
     fn natural(&mut self, collection: &str, limit: Option<usize>) -> Result<Vec<RawDocumentBuf>> {
-        let coll = self.store.collection(collection)?;
+        let coll = self.collection(collection)?;
         self.read_call(&coll, |c| {
             let mut out = Vec::new();
             let limit = limit.unwrap_or(usize::MAX);
