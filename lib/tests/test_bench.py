@@ -30,3 +30,14 @@ def test_any_other_run_is_refused_naming_what_it_is(tmp_path, experiment, scale,
     message = str(error.value)
     assert str(path / "manifest.json") in message and "LINKBENCH_RUN" in message
     assert f"{experiment} at scale {scale}, {status}" in message
+
+
+@pytest.mark.parametrize("experiment", bench.FAMILIES)
+def test_each_family_s_bench_work_resolves_against_its_smoke_params(experiment):
+    """`make bench` must not fail minutes in on a misspelt key: every family has its work, and
+    its settings resolve at the smoke scale they are applied to."""
+    from enginebench.params import load_params
+    smoke = load_params(experiment, "smoke")
+    sized = load_params(experiment, "smoke", bench.FAMILY_WORK[experiment])
+    assert sized["systems"] == smoke["systems"]
+    assert sized["workload"] != smoke["workload"] or sized["phases"] != smoke["phases"]
