@@ -35,10 +35,15 @@ struct State {
     writers_waiting: usize,
 }
 
+/// Waiters sleep on the condition variable of what they wait for, so that a release wakes only
+/// whom it lets in: one writer, or every reader. Waking every waiter at every release (one
+/// condition variable for all) spent most of an LMDB load's CPU in the kernel, scheduling
+/// threads that went straight back to sleep.
 #[derive(Default)]
 pub struct Latch {
     state: Mutex<State>,
-    changed: Condvar,
+    readers_may_go: Condvar,
+    writer_may_go: Condvar,
 }
 
 /// A lock held until dropped.
@@ -55,7 +60,7 @@ impl Latch {
     pub fn read(self: &Arc<Self>) -> Held {
         let mut state = self.state.lock().unwrap();
         while state.writer || state.writers_waiting > 0 {
-            state = self.changed.wait(state).unwrap();
+            state = self.readers_may_go.wait(state).unwrap();
         }
         state.readers += 1;
         Held { latch: self.clone(), write: false }
@@ -65,7 +70,7 @@ impl Latch {
         let mut state = self.state.lock().unwrap();
         state.writers_waiting += 1;
         while state.writer || state.readers > 0 {
-            state = self.changed.wait(state).unwrap();
+            state = self.writer_may_go.wait(state).unwrap();
         }
         state.writers_waiting -= 1;
         state.writer = true;
@@ -80,19 +85,22 @@ impl Latch {
 impl Drop for Held {
     fn drop(&mut self) {
         let mut state = self.latch.state.lock().unwrap();
-        // Who can go on now: after a writer, everyone waiting; after a reader, only a waiting
-        // writer, once the last reader has gone (readers wait only for writers). Waking every
-        // waiter at every release cost an LMDB read phase a tenth of its CPU in the kernel.
-        let wake = if self.write {
+        // Who can go on now. After a writer: the next writer if one waits (readers wait for
+        // waiting writers), else every reader. After a reader: a waiting writer, once the last
+        // reader has gone.
+        let wake_writer = if self.write {
             state.writer = false;
-            true
+            state.writers_waiting > 0
         } else {
             state.readers -= 1;
             state.readers == 0 && state.writers_waiting > 0
         };
+        let wake_readers = self.write && !wake_writer;
         drop(state);
-        if wake {
-            self.latch.changed.notify_all();
+        if wake_writer {
+            self.latch.writer_may_go.notify_one();
+        } else if wake_readers {
+            self.latch.readers_may_go.notify_all();
         }
     }
 }
