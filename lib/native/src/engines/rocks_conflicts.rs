@@ -10,8 +10,8 @@
 //! One mutex guards it all, as MongoRocks' single `_lock` did.
 //!
 //! MongoRocks kept the keys themselves in its maps; here a key is its 64-bit hash, so a write
-//! costs one hash and no allocation (copying each key into three maps, hashing it five times,
-//! was most of the harness's own CPU in a RocksDB load). Two keys with one hash can only make
+//! costs one hash and no allocation (copying each key into three maps and hashing it five times
+//! was about half of the harness's own CPU in a RocksDB load). Two keys with one hash can only make
 //! a spurious conflict, retried like any other, never hide a real one; among the thousands of
 //! keys a load has open, one is expected about once in 10^15 writes.
 use std::collections::{BTreeMap, VecDeque};
