@@ -86,6 +86,25 @@ pub trait Session {
     /// overwrite=false cursor; MongoRocks: a read, then a write).
     fn insert_new(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<bool>;
     fn delete(&mut self, table: Table, key: &[u8]) -> Result<()>;
+    /// Writes a key no other transaction can be writing: a record id this transaction has just
+    /// allocated, or the oplog key tracker's mirror of an entry. MongoRocks wrote those without
+    /// registering them with its conflict tracker (mongo-rocks r3.2.0 rocks_record_store.cpp,
+    /// insertRecord: "No need to register the write here, since we just allocated a new
+    /// RecordId"; RocksOplogKeyTracker); every other engine writes them as `put` does.
+    fn put_unregistered(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<()> {
+        self.put(table, key, value)
+    }
+    /// Deletes the oplog key tracker's mirror of an entry whose own delete registered the
+    /// write (RocksOplogKeyTracker::deleteKey); every other engine deletes as `delete` does.
+    fn delete_unregistered(&mut self, table: Table, key: &[u8]) -> Result<()> {
+        self.delete(table, key)
+    }
+    /// Asks the engine to compact the keys of `table` below `high`, where a trimmed oplog leaves
+    /// its deletes (MongoRocks' SuggestCompactRange every 30 minutes). Engines that reclaim
+    /// deleted space by themselves (b-trees) have nothing to do.
+    fn suggest_compaction(&mut self, _table: Table, _high: &[u8]) -> Result<()> {
+        Ok(())
+    }
     /// Deletes every key in [low, high] (both included), as WT_SESSION::truncate of a cursor range
     /// does without reading the values; engines without a range delete remove key by key.
     fn truncate(&mut self, table: Table, low: &[u8], high: &[u8]) -> Result<()> {

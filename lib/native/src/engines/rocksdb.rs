@@ -97,6 +97,8 @@ mod ffi {
         pub fn rocksdb_writebatch_wi_destroy(b: *mut rocksdb_writebatch_wi_t);
         pub fn rocksdb_writebatch_wi_clear(b: *mut rocksdb_writebatch_wi_t);
         pub fn rocksdb_writebatch_wi_count(b: *mut rocksdb_writebatch_wi_t) -> c_int;
+        pub fn rocksdb_suggest_compact_range(db: *mut rocksdb_t, start: *const c_char, slen: usize, limit: *const c_char,
+                                             llen: usize, err: *mut *mut c_char);
         pub fn rocksdb_writebatch_wi_put(b: *mut rocksdb_writebatch_wi_t, key: *const c_char, klen: usize,
                                          val: *const c_char, vlen: usize);
         pub fn rocksdb_writebatch_wi_delete(b: *mut rocksdb_writebatch_wi_t, key: *const c_char, klen: usize);
@@ -652,6 +654,29 @@ impl Session for RocksSession {
         self.register_write()?;
         unsafe { rocksdb_writebatch_wi_delete(self.batch, k, self.key.len()) };
         Ok(())
+    }
+
+    fn put_unregistered(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<()> {
+        self.full_key(table, key);
+        self.batch_put(value);
+        Ok(())
+    }
+
+    fn delete_unregistered(&mut self, table: Table, key: &[u8]) -> Result<()> {
+        let k = self.full_key(table, key);
+        unsafe { rocksdb_writebatch_wi_delete(self.batch, k, self.key.len()) };
+        Ok(())
+    }
+
+    fn suggest_compaction(&mut self, table: Table, high: &[u8]) -> Result<()> {
+        let prefix = self.prefix(table);
+        let limit = self.full_key(table, high);
+        let mut err: *mut c_char = ptr::null_mut();
+        unsafe {
+            rocksdb_suggest_compact_range(self.engine().db, prefix.as_ptr() as *const c_char, prefix.len(), limit,
+                                          self.key.len(), &mut err)
+        };
+        take_error(err, "RocksDB suggest_compact_range")
     }
 
     fn scan(&mut self, table: Table, low: &[u8], high: Option<&[u8]>, reverse: bool, visit: Visit) -> Result<()> {

@@ -12,7 +12,9 @@ use crate::error::Result;
 #[derive(Clone, Debug, PartialEq)]
 pub struct Call {
     /// get (a point lookup), seek (a scan that read at most one entry), scan, put, insert (a
-    /// key that must not exist yet), delete, truncate, commit (a write transaction's end)
+    /// key that must not exist yet), delete, put-unregistered and delete-unregistered (a key no
+    /// other transaction can be writing: Session::put_unregistered), truncate,
+    /// suggest-compaction, commit (a write transaction's end)
     pub kind: &'static str,
     pub table: String,
     /// Entries a scan read.
@@ -115,6 +117,18 @@ impl Session for TracedSession {
     fn delete(&mut self, table: Table, key: &[u8]) -> Result<()> {
         self.record("delete", table, 0);
         self.inner.delete(table, key)
+    }
+    fn put_unregistered(&mut self, table: Table, key: &[u8], value: &[u8]) -> Result<()> {
+        self.record("put-unregistered", table, 0);
+        self.inner.put_unregistered(table, key, value)
+    }
+    fn delete_unregistered(&mut self, table: Table, key: &[u8]) -> Result<()> {
+        self.record("delete-unregistered", table, 0);
+        self.inner.delete_unregistered(table, key)
+    }
+    fn suggest_compaction(&mut self, table: Table, high: &[u8]) -> Result<()> {
+        self.record("suggest-compaction", table, 0);
+        self.inner.suggest_compaction(table, high)
     }
     fn truncate(&mut self, table: Table, low: &[u8], high: &[u8]) -> Result<()> {
         self.record("truncate", table, 0);

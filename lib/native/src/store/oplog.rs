@@ -9,14 +9,18 @@
 //! - RocksDB (mongo-rocks r3.2.0 src/rocks_record_store.cpp, RocksOplogKeyTracker and
 //!   cappedDeleteAsNeeded_inlock): a second key space mirrors every entry's record id with its
 //!   size; trimming walks that tracker (never the entries), and deletes entry and tracker key one
-//!   by one, at most 20000 a pass.
+//!   by one, at most 20000 a pass. A pass seeks to the oldest entry known alive
+//!   (_cappedOldestKeyHint), not to the tracker's start, where every entry trimmed since the last
+//!   compaction lies as a tombstone; it stops before an entry older than one still being written
+//!   (CappedVisibilityManager::isCappedHidden); and every 30 minutes the trimmed range is
+//!   suggested for compaction (kOplogCompactEveryMins).
 //!
 //! On the mmap stand-in the oplog is a ring, as MMAPv1's was (capped.rs).
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use bson::raw::cstr;
 use bson::{RawDocument, RawDocumentBuf, Timestamp};
@@ -34,6 +38,8 @@ const TRACKER: &str = "oplog-key-tracker";
 const STONE_UNIT: i64 = 16 * 1024 * 1024 + 16 * 1024;
 /// MongoRocks deletes at most this many entries a pass.
 const TRACKER_PASS: usize = 20_000;
+/// MongoRocks suggests compacting the trimmed range this often (kOplogCompactEveryMins).
+const TRACKER_COMPACTION_EVERY: Duration = Duration::from_secs(30 * 60);
 static INCREMENT: AtomicU64 = AtomicU64::new(0);
 
 /// An entry as mongod 3.2 writes it: {ts, t, h, v, op, ns, o[, o2]}, with `o` and `o2` the
@@ -90,25 +96,65 @@ impl Stones {
     }
 }
 
+/// MongoRocks' oplog key tracker: the table, where the next pass starts, and the entries being
+/// written (allocated, not yet committed or rolled back), oldest first.
+pub struct KeyTracker {
+    table: Table,
+    /// No entry older than this is alive (_cappedOldestKeyHint).
+    oldest_alive: Mutex<i64>,
+    /// The record ids of entries in open transactions, in allocation order: a pass must not
+    /// trim past the oldest, or it would land behind the pass's start when it commits.
+    being_written: Mutex<VecDeque<i64>>,
+    last_compaction: Mutex<Instant>,
+}
+
+impl KeyTracker {
+    /// Where the next pass starts: no entry older than this is alive.
+    pub fn oldest_alive(&self) -> i64 {
+        *self.oldest_alive.lock().unwrap()
+    }
+}
+
 /// How this store trims its oplog.
 pub enum Trim {
     Stones(Mutex<Stones>),
-    KeyTracker(Table),
+    KeyTracker(KeyTracker),
 }
 
 impl Trim {
     /// As the engine's server did: stones for WiredTiger, the key tracker for RocksDB.
     pub fn for_engine(engine: &dyn Engine, cap_bytes: i64) -> Result<Trim> {
         if engine.trims_oplog_by_key_tracker() {
-            return Ok(Trim::KeyTracker(engine.table(TRACKER, TableKind::Index)?));
+            return Ok(Trim::KeyTracker(KeyTracker {
+                table: engine.table(TRACKER, TableKind::Index)?,
+                oldest_alive: Mutex::new(0),
+                being_written: Mutex::new(VecDeque::new()),
+                last_compaction: Mutex::new(Instant::now()),
+            }));
         }
         Ok(Trim::Stones(Mutex::new(Stones::new(cap_bytes))))
     }
 
-    /// Inside an entry's insert transaction: the tracker's key (RocksDB).
+    /// A new entry's record id. With the key tracker it is also marked as being written, as
+    /// MongoRocks' oplogDiskLocRegister did, until its transaction calls `finished`.
+    pub fn allocate(&self, next_id: &AtomicI64) -> i64 {
+        match self {
+            Trim::KeyTracker(tracker) => {
+                // Allocated under the lock, so the list stays in record-id order.
+                let mut open = tracker.being_written.lock().unwrap();
+                let rid = next_id.fetch_add(1, Ordering::Relaxed);
+                open.push_back(rid);
+                rid
+            }
+            Trim::Stones(_) => next_id.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// Inside an entry's insert transaction: the tracker's key (RocksDB), unregistered as
+    /// RocksOplogKeyTracker::insertKey wrote it.
     pub fn on_insert(&self, kv: &mut dyn Session, rid: i64, bytes: i64) -> Result<()> {
         if let Trim::KeyTracker(tracker) = self {
-            kv.put(*tracker, &keys::record_key(rid), &(bytes as u32).to_be_bytes())?;
+            kv.put_unregistered(tracker.table, &keys::record_key(rid), &(bytes as u32).to_be_bytes())?;
         }
         Ok(())
     }
@@ -117,6 +163,16 @@ impl Trim {
     pub fn on_commit(&self, rid: i64, bytes: i64) {
         if let Trim::Stones(stones) = self {
             stones.lock().unwrap().add(rid, bytes);
+        }
+    }
+
+    /// The transaction of an `allocate`d entry has committed or rolled back.
+    pub fn finished(&self, rid: i64) {
+        if let Trim::KeyTracker(tracker) = self {
+            let mut open = tracker.being_written.lock().unwrap();
+            if let Some(at) = open.iter().position(|&r| r == rid) {
+                open.remove(at);
+            }
         }
     }
 
@@ -144,7 +200,7 @@ impl Trim {
 pub fn trim(ctx: &mut Ctx, oplog: &Arc<Collection>, how: &Trim, stopping: &AtomicBool) -> Result<()> {
     match how {
         Trim::Stones(stones) => trim_stones(ctx, oplog, stones, stopping),
-        Trim::KeyTracker(tracker) => trim_tracked(ctx, oplog, *tracker),
+        Trim::KeyTracker(tracker) => trim_tracked(ctx, oplog, tracker),
     }
 }
 
@@ -173,28 +229,49 @@ fn trim_stones(ctx: &mut Ctx, oplog: &Arc<Collection>, stones: &Mutex<Stones>, s
     Ok(())
 }
 
-fn trim_tracked(ctx: &mut Ctx, oplog: &Arc<Collection>, tracker: Table) -> Result<()> {
+fn trim_tracked(ctx: &mut Ctx, oplog: &Arc<Collection>, tracker: &KeyTracker) -> Result<()> {
     let capped = oplog.capped.as_ref().unwrap();
     let excess = capped.excess();
     if excess <= 0 {
         return Ok(());
     }
-    let (freed, removed) = ctx.transaction(|c| {
+    let start = keys::record_key(*tracker.oldest_alive.lock().unwrap());
+    // Every entry below `bound` has committed or rolled back before the pass's snapshot is taken
+    // (read under the lock that allocates): the pass never trims past one that could still
+    // commit behind its start.
+    let bound = {
+        let open = tracker.being_written.lock().unwrap();
+        open.front().copied().unwrap_or_else(|| oplog.next_id.load(Ordering::Relaxed))
+    };
+    let (freed, victims) = ctx.transaction(|c| {
         let mut victims = Vec::new();
         let mut freed = 0i64;
-        c.kv.scan(tracker, b"", None, false, &mut |k, v| {
+        c.kv.scan(tracker.table, &start, None, false, &mut |k, v| {
+            if keys::record_id(k) >= bound {
+                return false;
+            }
             freed += u32::from_be_bytes(v[..4].try_into().unwrap_or([0; 4])) as i64;
             victims.push(k.to_vec());
             freed < excess && victims.len() < TRACKER_PASS
         })?;
         for key in &victims {
-            c.kv.delete(oplog.records, key)?;
-            c.kv.delete(tracker, key)?;
+            c.kv.delete(oplog.records, key)?; // registered, as deleting a record was
+            c.kv.delete_unregistered(tracker.table, key)?;
         }
-        Ok((freed, victims.len() as i64))
+        Ok((freed, victims))
     })?;
-    capped.removed(freed, removed);
-    oplog.num_records.fetch_sub(removed, Ordering::Relaxed);
+    if let Some(last) = victims.last() {
+        *tracker.oldest_alive.lock().unwrap() = keys::record_id(last) + 1;
+    }
+    capped.removed(freed, victims.len() as i64);
+    oplog.num_records.fetch_sub(victims.len() as i64, Ordering::Relaxed);
+    let mut last_compaction = tracker.last_compaction.lock().unwrap();
+    if last_compaction.elapsed() >= TRACKER_COMPACTION_EVERY {
+        *last_compaction = Instant::now();
+        let below = keys::record_key(*tracker.oldest_alive.lock().unwrap());
+        ctx.kv.suggest_compaction(oplog.records, &below)?;
+        ctx.kv.suggest_compaction(tracker.table, &below)?;
+    }
     Ok(())
 }
 

@@ -48,12 +48,9 @@ impl Ctx {
         self.record_deltas.clear();
         let result = f(self);
         self.in_txn = false;
-        match result {
+        let outcome = match result {
             Ok(value) => match self.kv.commit() {
-                Ok(()) => {
-                    self.after_commit()?;
-                    Ok(value)
-                }
+                Ok(()) => Ok(value),
                 Err(e) => {
                     self.kv.rollback();
                     Err(e)
@@ -62,6 +59,20 @@ impl Ctx {
             Err(e) => {
                 self.kv.rollback();
                 Err(e)
+            }
+        };
+        self.oplog_entries_finished();
+        let value = outcome?;
+        self.after_commit()?;
+        Ok(value)
+    }
+
+    /// The oplog entries this transaction allocated are committed or rolled back: the trimmer
+    /// may pass them (oplog::Trim::finished).
+    fn oplog_entries_finished(&mut self) {
+        if let Some(trim) = &self.store.oplog_trim {
+            for rid in self.oplog_allocated.drain(..) {
+                trim.finished(rid);
             }
         }
     }
@@ -89,13 +100,12 @@ impl Ctx {
             return Err(Error::other("no transaction is open on this session"));
         }
         self.in_txn = false;
-        let result = match self.kv.commit() {
-            Ok(()) => self.after_commit(),
-            Err(e) => {
-                self.kv.rollback();
-                Err(e)
-            }
-        };
+        let committed = self.kv.commit();
+        if committed.is_err() {
+            self.kv.rollback();
+        }
+        self.oplog_entries_finished();
+        let result = committed.and_then(|()| self.after_commit());
         self.txn_locks.clear();
         result
     }
@@ -104,6 +114,7 @@ impl Ctx {
         if self.in_txn {
             self.in_txn = false;
             self.kv.rollback();
+            self.oplog_entries_finished();
         }
         self.txn_locks.clear();
     }
@@ -161,5 +172,13 @@ impl Ctx {
             }
         }
         Ok(())
+    }
+}
+
+impl Drop for Ctx {
+    /// A session that ends inside an explicit transaction (its client went away) rolled back
+    /// with its engine session; its oplog entries must not hold the trimmer back.
+    fn drop(&mut self) {
+        self.oplog_entries_finished();
     }
 }

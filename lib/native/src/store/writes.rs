@@ -93,10 +93,11 @@ impl Ctx {
         Ok((rid, size))
     }
 
-    /// Stores a new record's bytes and counts it (and, in a capped collection, its space).
+    /// Stores a new record's bytes and counts it (and, in a capped collection, its space). Its
+    /// record id was just allocated, so no other transaction can be writing it (put_unregistered).
     pub(super) fn put_record(&mut self, coll: &Arc<Collection>, rid: i64, raw: &[u8]) -> Result<i64> {
         let size = raw.len() as i64;
-        self.kv.put(coll.records, &keys::record_key(rid), raw)?;
+        self.kv.put_unregistered(coll.records, &keys::record_key(rid), raw)?;
         if let Some(capped) = &coll.capped {
             if capped.background {
                 if let Some(trim) = &self.store.oplog_trim {
@@ -130,7 +131,14 @@ impl Ctx {
             return Ok(());
         }
         let entry = oplog::entry(op, &coll.ns, o, o2);
-        let rid = self.next_record_id(&oplog, entry.as_bytes().len() as i64)?;
+        let rid = match &self.store.oplog_trim {
+            Some(trim) => {
+                let rid = trim.allocate(&oplog.next_id);
+                self.oplog_allocated.push(rid); // released at commit or rollback (transactions.rs)
+                rid
+            }
+            None => self.next_record_id(&oplog, entry.as_bytes().len() as i64)?,
+        };
         self.put_record(&oplog, rid, entry.as_bytes())?;
         Ok(())
     }
