@@ -234,7 +234,7 @@ def _num(x, fmt: str) -> str:
 
 
 def print_table(rows: list[dict]) -> None:
-    # "+calls": the engine with the C library calls it makes (perfshare.engine_with_calls).
+    # "+calls": the engine with the C library and system calls it makes (perfshare.engine_with_calls).
     print(f"{'experiment':18} {'system':10} {'phase':12} {'engine':>7} {'+calls':>7} {'runner':>7} {'libc':>6}"
           f" {'kernel':>7} {'ops/s':>9} {'cpu us/op':>10} {'ops/cpu-s':>10}")
     for r in rows:

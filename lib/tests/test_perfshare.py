@@ -5,11 +5,12 @@ import pytest
 
 from enginebench.metrics import perfshare
 
-# Five samples of `perf script -F tid,ip,sym,dso` from a RocksDB request phase of the runner
+# Six samples of `perf script -F tid,ip,sym,dso` from RocksDB request phases of the runner
 # (perf 6.1, Debian linux-perf, recorded with -g, 2026-11-28): a RocksDB leaf called by our
 # adapter, libc's memcmp called by RocksDB's write-batch comparator, tcmalloc (the engines'
 # allocator) with no readable caller, mimalloc (ours, compiled into the runner) freeing one of our
-# update descriptions, and a memcmp with no call chain.
+# update descriptions, a memcmp with no call chain, and the kernel writing RocksDB's journal (its
+# write(2) through libc; that run's binary was a copy of the runner, renamed back to its path).
 CHAINS = (Path(__file__).parent / "data" / "perf_script_chains.txt").read_text()
 RUNNER = "/work/main/.build/native/release/enginebench-runner"
 
@@ -34,12 +35,13 @@ def test_the_engines_allocator_is_the_engines_and_ours_is_ours():
     assert perfshare.classify(RUNNER, "_mi_page_retire", RUNNER) == "runner"
 
 
-def test_each_sample_counts_for_its_leaf_and_the_c_library_for_its_caller():
+def test_each_sample_counts_for_its_leaf_and_the_c_library_and_kernel_for_their_caller():
     shares = perfshare.shares_of_script(CHAINS, RUNNER)
-    assert shares["samples"] == 5
-    assert (shares["engine"], shares["runner"], shares["libc"]) == (2 / 5, 1 / 5, 2 / 5)
-    # The memcmp RocksDB called is the engine's; the memcmp without a chain stays the C library's.
-    assert shares["engine_with_calls"] == pytest.approx(3 / 5)
+    assert shares["samples"] == 6
+    assert (shares["engine"], shares["runner"], shares["libc"], shares["kernel"]) == (2 / 6, 1 / 6, 2 / 6, 1 / 6)
+    # The memcmp RocksDB called and the journal write it made are the engine's; the memcmp
+    # without a chain stays the C library's.
+    assert shares["engine_with_calls"] == pytest.approx(4 / 6)
 
 
 def test_without_call_chains_there_is_no_with_calls_figure():
@@ -47,7 +49,7 @@ def test_without_call_chains_there_is_no_with_calls_figure():
     one_line = "\n".join(sample.splitlines()[0].rstrip() + " " + sample.splitlines()[1].strip()
                          for sample in CHAINS.strip().split("\n\n"))
     shares = perfshare.shares_of_script(one_line, RUNNER)
-    assert shares["samples"] == 5 and shares["engine"] == 2 / 5
+    assert shares["samples"] == 6 and shares["engine"] == 2 / 6
     assert "engine_with_calls" not in shares
 
 

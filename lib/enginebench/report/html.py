@@ -197,7 +197,7 @@ def runner_line(info: dict) -> str:
         if "error" in share:
             parts.append(f"{phase}: {share['error']}")
         else:
-            with_calls = (f" ({share['engine_with_calls']:.0%} with the C library calls it makes)"
+            with_calls = (f" ({share['engine_with_calls']:.0%} with the C library and system calls it makes)"
                           if share.get("engine_with_calls") is not None else "")
             parts.append(f"{phase}: engine {share['engine']:.0%}{with_calls}, runner {share['runner']:.0%}, "
                          f"libc {share['libc']:.0%}, kernel {share['kernel']:.0%}")
