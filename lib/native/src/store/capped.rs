@@ -3,9 +3,10 @@
 //! Two ways, as the posts' engines did it:
 //! - delete oldest (WiredTiger, RocksDB): an insert that takes the collection past its size is
 //!   followed, after its commit, by a transaction of its own that deletes from the oldest
-//!   record forward (at most 20000 documents a pass), starting at a hint kept in memory, as
-//!   mongod's cappedDeleteAsNeeded does (wiredtiger_record_store.cpp, rocks_record_store.cpp at
-//!   r3.2.0). The oplog is trimmed the same way by a background thread (oplog.rs).
+//!   record forward (at most 20000 documents a pass), starting at a hint kept in memory and
+//!   stopping before a record still being written, as mongod's cappedDeleteAsNeeded does
+//!   (wiredtiger_record_store.cpp, rocks_record_store.cpp at r3.2.0). The oplog is trimmed the
+//!   same way by a background thread (oplog.rs).
 //! - a ring (the mmap stand-in): the budget is a circular buffer of byte offsets. MMAPv1 added
 //!   extents at creation until they held the capped size (mmap_v1/mmap_v1_database_catalog_entry.cpp,
 //!   MMAPV1DatabaseCatalogEntry::createCollection in the r3.0 series), and each insert took space at the
@@ -16,6 +17,7 @@
 //!   insert takes the next offset and overwrites whatever fillers or older documents lay there.
 //!   MongoRocks, by contrast, counts what the collection holds after an insert and deletes the
 //!   oldest in a pass of its own (rocks_record_store.cpp, cappedDeleteAsNeeded at r3.2.0).
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -79,6 +81,10 @@ pub struct Capped {
     count: AtomicI64,
     /// Delete-oldest: held by the one thread deleting; the record id its next pass starts from.
     deleter: Mutex<i64>,
+    /// Record ids allocated to transactions still open, oldest first (MongoRocks'
+    /// CappedVisibilityManager, _uncommittedRecords): a deleter that starts each pass where the
+    /// last one ended must not pass one of them, or it would commit behind that start and stay.
+    open: Mutex<VecDeque<i64>>,
     /// Ring: the offset the next insert goes to.
     ring_pos: Mutex<i64>,
 }
@@ -89,12 +95,36 @@ impl Capped {
             return Err(Error::other(format!("capped collection {name:?}: size must be positive (got {cap_bytes})")));
         }
         Ok(Capped { cap_bytes, ring, background: name == super::oplog::NAME && !ring, bytes: AtomicI64::new(0),
-                    count: AtomicI64::new(0), deleter: Mutex::new(1),
+                    count: AtomicI64::new(0), deleter: Mutex::new(1), open: Mutex::new(VecDeque::new()),
                     ring_pos: Mutex::new(meta["ring_pos"].as_i64().unwrap_or(0)) })
     }
 
     pub fn is_ring(&self) -> bool {
         self.ring
+    }
+
+    /// A new record's id, marked open until its transaction calls `finished`; allocated under
+    /// the lock, so the open ids stay in order (getNextAndAddUncommittedRecord).
+    pub fn allocate(&self, next_id: &AtomicI64) -> i64 {
+        let mut open = self.open.lock().unwrap();
+        let rid = next_id.fetch_add(1, Ordering::Relaxed);
+        open.push_back(rid);
+        rid
+    }
+
+    /// The transaction of an `allocate`d record has committed or rolled back.
+    pub fn finished(&self, rid: i64) {
+        let mut open = self.open.lock().unwrap();
+        if let Some(at) = open.iter().position(|&r| r == rid) {
+            open.remove(at);
+        }
+    }
+
+    /// Every record below this id has committed or rolled back (isCappedHidden's line). Read it
+    /// before a deleting pass takes its snapshot: the pass then sees all of them that committed.
+    pub fn settled_below(&self, next_id: &AtomicI64) -> i64 {
+        let open = self.open.lock().unwrap();
+        open.front().copied().unwrap_or_else(|| next_id.load(Ordering::Relaxed))
     }
 
     /// Counts what the table holds (after a reopen).
@@ -159,11 +189,12 @@ pub fn delete_oldest(ctx: &mut Ctx, coll: &Arc<Collection>) -> Result<()> {
             return Ok(());
         }
         let start = keys::record_key(*oldest);
+        let settled = capped.settled_below(&coll.next_id);
         let (freed, removed, next) = ctx.transaction(|c| {
             let mut victims = Vec::new();
             let mut freed = 0i64;
             c.kv.scan(coll.records, &start, None, false, &mut |k, v| {
-                if freed >= excess || victims.len() >= DELETES_PER_TRANSACTION {
+                if freed >= excess || victims.len() >= DELETES_PER_TRANSACTION || keys::record_id(k) >= settled {
                     return false;
                 }
                 freed += v.len() as i64;

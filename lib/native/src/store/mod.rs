@@ -156,7 +156,7 @@ impl RecordStore {
 
     pub fn session(self: &Arc<Self>) -> Result<Ctx> {
         Ok(Ctx { store: self.clone(), kv: self.engine.session()?, in_txn: false, txn_locks: Vec::new(),
-                 capped_inserts: Vec::new(), oplog_allocated: Vec::new(), record_deltas: Vec::new(),
+                 capped_inserts: Vec::new(), capped_allocated: Vec::new(), record_deltas: Vec::new(),
                  scratch: Vec::with_capacity(256),
                  known: Default::default() })
     }
@@ -346,8 +346,8 @@ pub struct Ctx {
     txn_locks: Vec<Held>,
     /// Capped collections this transaction inserted into: (collection, record id, bytes).
     capped_inserts: Vec<(Arc<Collection>, i64, i64)>,
-    /// Oplog entries this transaction allocated, until it ends (oplog::Trim::allocate).
-    oplog_allocated: Vec<i64>,
+    /// Capped record ids this transaction allocated, open until it ends (Capped::allocate).
+    capped_allocated: Vec<(Arc<Collection>, i64)>,
     /// Documents this transaction added to (or removed from) each collection it wrote.
     record_deltas: Vec<(Arc<Collection>, i64)>,
     scratch: Vec<u8>,

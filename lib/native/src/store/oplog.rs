@@ -17,7 +17,7 @@
 //!
 //! On the mmap stand-in the oplog is a ring, as MMAPv1's was (capped.rs).
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -96,15 +96,12 @@ impl Stones {
     }
 }
 
-/// MongoRocks' oplog key tracker: the table, where the next pass starts, and the entries being
-/// written (allocated, not yet committed or rolled back), oldest first.
+/// MongoRocks' oplog key tracker: the table, and where the next pass starts. The entries still
+/// being written are the oplog's open record ids (Capped::allocate).
 pub struct KeyTracker {
     table: Table,
     /// No entry older than this is alive (_cappedOldestKeyHint).
     oldest_alive: Mutex<i64>,
-    /// The record ids of entries in open transactions, in allocation order: a pass must not
-    /// trim past the oldest, or it would land behind the pass's start when it commits.
-    being_written: Mutex<VecDeque<i64>>,
     last_compaction: Mutex<Instant>,
 }
 
@@ -128,26 +125,17 @@ impl Trim {
             return Ok(Trim::KeyTracker(KeyTracker {
                 table: engine.table(TRACKER, TableKind::Index)?,
                 oldest_alive: Mutex::new(0),
-                being_written: Mutex::new(VecDeque::new()),
                 last_compaction: Mutex::new(Instant::now()),
             }));
         }
         Ok(Trim::Stones(Mutex::new(Stones::new(cap_bytes))))
     }
 
-    /// A new entry's record id. With the key tracker it is also marked as being written, as
-    /// MongoRocks' oplogDiskLocRegister did, until its transaction calls `finished`.
-    pub fn allocate(&self, next_id: &AtomicI64) -> i64 {
-        match self {
-            Trim::KeyTracker(tracker) => {
-                // Allocated under the lock, so the list stays in record-id order.
-                let mut open = tracker.being_written.lock().unwrap();
-                let rid = next_id.fetch_add(1, Ordering::Relaxed);
-                open.push_back(rid);
-                rid
-            }
-            Trim::Stones(_) => next_id.fetch_add(1, Ordering::Relaxed),
-        }
+    /// Whether a pass starts where the last one ended, so that new entries must be marked open
+    /// until their transaction ends (MongoRocks' oplogDiskLocRegister); stones trim whole
+    /// committed ranges and need no such mark.
+    pub fn needs_open_entries(&self) -> bool {
+        matches!(self, Trim::KeyTracker(_))
     }
 
     /// Inside an entry's insert transaction: the tracker's key (RocksDB), unregistered as
@@ -163,16 +151,6 @@ impl Trim {
     pub fn on_commit(&self, rid: i64, bytes: i64) {
         if let Trim::Stones(stones) = self {
             stones.lock().unwrap().add(rid, bytes);
-        }
-    }
-
-    /// The transaction of an `allocate`d entry has committed or rolled back.
-    pub fn finished(&self, rid: i64) {
-        if let Trim::KeyTracker(tracker) = self {
-            let mut open = tracker.being_written.lock().unwrap();
-            if let Some(at) = open.iter().position(|&r| r == rid) {
-                open.remove(at);
-            }
         }
     }
 
@@ -236,13 +214,9 @@ fn trim_tracked(ctx: &mut Ctx, oplog: &Arc<Collection>, tracker: &KeyTracker) ->
         return Ok(());
     }
     let start = keys::record_key(*tracker.oldest_alive.lock().unwrap());
-    // Every entry below `bound` has committed or rolled back before the pass's snapshot is taken
-    // (read under the lock that allocates): the pass never trims past one that could still
+    // Read before the pass's snapshot: the pass never trims past an entry that could still
     // commit behind its start.
-    let bound = {
-        let open = tracker.being_written.lock().unwrap();
-        open.front().copied().unwrap_or_else(|| oplog.next_id.load(Ordering::Relaxed))
-    };
+    let bound = capped.settled_below(&oplog.next_id);
     let (freed, victims) = ctx.transaction(|c| {
         let mut victims = Vec::new();
         let mut freed = 0i64;

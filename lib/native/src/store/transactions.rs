@@ -61,18 +61,18 @@ impl Ctx {
                 Err(e)
             }
         };
-        self.oplog_entries_finished();
+        self.capped_ids_finished();
         let value = outcome?;
         self.after_commit()?;
         Ok(value)
     }
 
-    /// The oplog entries this transaction allocated are committed or rolled back: the trimmer
-    /// may pass them (oplog::Trim::finished).
-    fn oplog_entries_finished(&mut self) {
-        if let Some(trim) = &self.store.oplog_trim {
-            for rid in self.oplog_allocated.drain(..) {
-                trim.finished(rid);
+    /// The capped record ids this transaction allocated are committed or rolled back: their
+    /// collection's deleter may pass them (Capped::finished).
+    fn capped_ids_finished(&mut self) {
+        for (coll, rid) in self.capped_allocated.drain(..) {
+            if let Some(capped) = &coll.capped {
+                capped.finished(rid);
             }
         }
     }
@@ -104,7 +104,7 @@ impl Ctx {
         if committed.is_err() {
             self.kv.rollback();
         }
-        self.oplog_entries_finished();
+        self.capped_ids_finished();
         let result = committed.and_then(|()| self.after_commit());
         self.txn_locks.clear();
         result
@@ -114,7 +114,7 @@ impl Ctx {
         if self.in_txn {
             self.in_txn = false;
             self.kv.rollback();
-            self.oplog_entries_finished();
+            self.capped_ids_finished();
         }
         self.txn_locks.clear();
     }
@@ -177,8 +177,8 @@ impl Ctx {
 
 impl Drop for Ctx {
     /// A session that ends inside an explicit transaction (its client went away) rolled back
-    /// with its engine session; its oplog entries must not hold the trimmer back.
+    /// with its engine session; its capped ids must not hold a deleter back.
     fn drop(&mut self) {
-        self.oplog_entries_finished();
+        self.capped_ids_finished();
     }
 }

@@ -78,6 +78,12 @@ impl Ctx {
     pub(super) fn next_record_id(&mut self, coll: &Arc<Collection>, size: i64) -> Result<i64> {
         Ok(match &coll.capped {
             Some(capped) if capped.is_ring() => capped::ring_place(self, coll, size)?,
+            // Deleters that start where their last pass ended must know which ids are still open.
+            Some(capped) if !capped.background || self.store.oplog_trim.as_ref().is_some_and(|t| t.needs_open_entries()) => {
+                let rid = capped.allocate(&coll.next_id);
+                self.capped_allocated.push((coll.clone(), rid)); // released as the transaction ends
+                rid
+            }
             _ => coll.next_id.fetch_add(1, Ordering::Relaxed),
         })
     }
@@ -131,14 +137,7 @@ impl Ctx {
             return Ok(());
         }
         let entry = oplog::entry(op, &coll.ns, o, o2);
-        let rid = match &self.store.oplog_trim {
-            Some(trim) => {
-                let rid = trim.allocate(&oplog.next_id);
-                self.oplog_allocated.push(rid); // released at commit or rollback (transactions.rs)
-                rid
-            }
-            None => self.next_record_id(&oplog, entry.as_bytes().len() as i64)?,
-        };
+        let rid = self.next_record_id(&oplog, entry.as_bytes().len() as i64)?;
         self.put_record(&oplog, rid, entry.as_bytes())?;
         Ok(())
     }
