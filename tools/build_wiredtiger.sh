@@ -9,6 +9,8 @@
 # library, which the runner loads (src/engines/wiredtiger.rs compressor_extensions).
 set -euo pipefail
 PY=${1:?python}; BUILD=${2:?build dir}
+# What built the library: tools/setup.sh rebuilds one this script's current text did not build.
+SCRIPT_SUM=$(sha256sum "${BASH_SOURCE[0]}" | cut -d' ' -f1)
 WT_VERSION=${WT_VERSION:-11.3.1}
 BIN=$(dirname "$PY")
 mkdir -p "$BUILD"; BUILD=$(cd "$BUILD" && pwd)
@@ -33,9 +35,10 @@ fi
 cd "$BUILD"
 if [ -d src/build_posix ]; then
   (cd src/build_posix && sh reconf) >reconf.log 2>&1 || { tail -40 reconf.log; exit 1; }
-  mkdir -p posix && cd posix
-  # CFLAGS: configure's own optimisation (-O3) without -g (see the note on debug info below).
-  CFLAGS=-O3 ../src/configure --prefix="$BUILD/out" --libdir="$BUILD/out" --disable-static --enable-snappy --enable-zstd \
+  rm -rf posix && mkdir posix && cd posix  # make does not rebuild objects for changed CFLAGS
+  # CFLAGS: configure's own optimisation (-O3) without -g (see the note on debug info below),
+  # with frame pointers (see below).
+  CFLAGS="-O3 -fno-omit-frame-pointer" ../src/configure --prefix="$BUILD/out" --libdir="$BUILD/out" --disable-static --enable-snappy --enable-zstd \
     >../configure.log 2>&1 || { tail -40 ../configure.log; exit 1; }
   make -j"$(nproc)" >../make.log 2>&1 && make install >>../make.log 2>&1 || { tail -40 ../make.log; exit 1; }
   cd "$BUILD"
@@ -45,11 +48,17 @@ else
   # RelWithDebInfo adds -g3 -ggdb3): the same machine code (the .text sections of the two builds
   # are byte for byte equal with gcc 12), the symbols perf names samples by are kept, and the
   # build takes about a fifth less CPU (140 s against 179 s on this 2-core VM).
+  # Frame pointers, as mongod compiles WiredTiger (mongod 3.2's SConstruct adds
+  # -fno-omit-frame-pointer to every POSIX build, its third-party WiredTiger included): they cost
+  # little, and perf can walk
+  # from the C library and the kernel back into WiredTiger, so the engine's share "with the C
+  # library and system calls it makes" (metrics/perfshare.py) sees WiredTiger's page reads.
   PATH="$BIN:$PATH" cmake -S src -B out -G Ninja \
     -DENABLE_PYTHON=0 -DENABLE_STRICT=0 -DENABLE_STATIC=0 -DENABLE_DEBUG_INFO=0 \
     -DHAVE_BUILTIN_EXTENSION_SNAPPY=1 -DHAVE_BUILTIN_EXTENSION_ZSTD=1 \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo >cmake.log 2>&1 \
+    -DCMAKE_C_FLAGS=-fno-omit-frame-pointer -DCMAKE_BUILD_TYPE=RelWithDebInfo >cmake.log 2>&1 \
     || { tail -40 cmake.log; exit 1; }
   PATH="$BIN:$PATH" ninja -C out libwiredtiger.so >ninja.log 2>&1 || { tail -40 ninja.log; exit 1; }
 fi
+echo "$SCRIPT_SUM" >"$BUILD/out/built-by.sha256"
 echo "$BUILD"

@@ -45,12 +45,17 @@ fi
 
 # The release the engines run by default, and the oldest the package registry serves (MongoDB
 # 3.4's), side by side: about two minutes each on two cores.
+# A library is rebuilt when tools/build_wiredtiger.sh changed since it was built (its flags).
+wt_built() {
+  [ -f "$1/out/libwiredtiger.so" ] &&
+    [ "$(cat "$1/out/built-by.sha256" 2>/dev/null)" = "$(sha256sum tools/build_wiredtiger.sh | cut -d' ' -f1)" ]
+}
 built=()
-if [ ! -f .build/wiredtiger/out/libwiredtiger.so ]; then
+if ! wt_built .build/wiredtiger; then
   echo "setup: building WiredTiger 11.3.1 with snappy and zstd (about two minutes)"
   bash tools/build_wiredtiger.sh "$PY" .build/wiredtiger >/dev/null & built+=($!)
 fi
-if [ ! -f .build/wiredtiger-2.9.2/out/libwiredtiger.so ]; then
+if ! wt_built .build/wiredtiger-2.9.2; then
   echo "setup: building WiredTiger 2.9.2 with snappy and zstd as extensions (about two minutes)"
   WT_VERSION=2.9.2 bash tools/build_wiredtiger.sh "$PY" .build/wiredtiger-2.9.2 >/dev/null & built+=($!)
 fi
