@@ -20,9 +20,9 @@ The C library's time is mostly called by the others (RocksDB's key comparisons a
 copies are memmove), and so are many system calls (RocksDB's journal writes and block reads):
 `engine_with_calls` also charges each libc or kernel sample to the first frame of its call chain
 outside both, so it reads "the engine and the C library and system calls it makes". A chain perf
-cannot walk (a library built without frame pointers, as LMDB's and libc's own are) leaves its
-sample where it landed, so the figure is a lower bound. The strict `engine` figure stays the one
-thresholds are judged by.
+cannot walk (a library built without frame pointers, as LMDB's, snappy's and libc's own are)
+leaves its sample where it landed, so the figure is a lower bound. The strict `engine` figure
+stays the one thresholds are judged by.
 
 The engine share is what the reports show next to CPU per operation; a run whose engine share
 is below ENGINE_SHARE_MIN measures its harness as much as its engine, and its CPU and
