@@ -12,6 +12,8 @@
    (enginebench/standin.py), through the Rust driver and through the legacy executor: per phase,
    requests/s, the client's CPU per request (the runner and the processes it runs beside the
    server, all their threads) and whose code the runner's CPU went to (the driver's, ours).
+   LinkBench's request phase, the client figure docs/mongod.md quotes, runs for seconds
+   (CLIENT_WORK).
    Without the stand-in's jar or java the table says it was not measured and why.
 4. The sampler's own CPU, and the time from the command to the first loaded and measured op.
 5. The emulated devices' read latency (resources/probe.py): random 4 KiB O_DIRECT reads on the
@@ -92,6 +94,12 @@ def phase_figures(run_dir: Path) -> list[dict]:
     return rows
 
 
+# LinkBench's request phase on the uri target with seconds of work: through a smoke run's 2 s the
+# stand-in's JVM is still warming up (about 190 requests/s against 480-650/s over 10 s), and a few
+# hundred requests leave the client's fixed costs in the per-request figure (269 us through the
+# driver in 2 s, 97-117 us over 10 s, in one sitting).
+CLIENT_WORK = {"linkbench_cached": ["phases.measure.duration_s=10"]}
+
 # The executors a server's commands can go through (mongod/legacy.py): the Rust driver for
 # servers of wire version 8 and newer, pymongo 3 processes for older ones.
 EXECUTORS = ("driver", "legacy")
@@ -112,7 +120,7 @@ def client_cost() -> list[dict]:
             # A fresh server for each run: one run's leftovers in the stand-in's store cannot fail the next.
             with tempfile.TemporaryDirectory() as logs, standin.standin_server(Path(logs)) as (uri, _, _), \
                     _environment(ENGINEBENCH_URI=uri, ENGINEBENCH_EXECUTOR=executor):
-                rows += client_figures(_run(exp, "smoke", "uri"), executor)
+                rows += client_figures(_run(exp, "smoke", "uri", sets=CLIENT_WORK.get(exp)), executor)
     return rows
 
 
@@ -274,7 +282,7 @@ def main(given_linkbench_run: str | None = None) -> Path:
     families = [row for exp in FAMILIES for row in phase_figures(_run(exp, "smoke", sets=FAMILY_WORK[exp]))]
     print_table(families)
     print("\nthe uri target (the stand-in server), the client's requests/s, CPU per request and whose"
-          " code it ran, through each executor:")
+          f" code it ran, through each executor (smoke scale, with CLIENT_WORK: {CLIENT_WORK}):")
     clients = client_cost()
     print_clients(clients)
     harness = {**sampler_cost(), **time_to_first_op()}
@@ -287,7 +295,7 @@ def main(given_linkbench_run: str | None = None) -> Path:
     out_dir.mkdir(parents=True, exist_ok=True)
     stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
     path = out_dir / f"{stamp}-{socket.gethostname().split('.')[0]}.json"
-    path.write_text(json.dumps({"linkbench_run": str(run_dir), "linkbench_default": headline, "families": families, "family_work": FAMILY_WORK, "clients": clients,
+    path.write_text(json.dumps({"linkbench_run": str(run_dir), "linkbench_default": headline, "families": families, "family_work": FAMILY_WORK, "client_work": CLIENT_WORK, "clients": clients,
                                 "harness": harness, "devices": devices, "perf": {"available": ok, "why_not": why}}, indent=2))
     print(f"written: {path}")
     return path

@@ -41,3 +41,13 @@ def test_each_family_s_bench_work_resolves_against_its_smoke_params(experiment):
     sized = load_params(experiment, "smoke", bench.FAMILY_WORK[experiment])
     assert sized["systems"] == smoke["systems"]
     assert sized["workload"] != smoke["workload"] or sized["phases"] != smoke["phases"]
+
+
+@pytest.mark.parametrize("experiment", sorted(bench.CLIENT_WORK))
+def test_each_client_bench_work_resolves_against_its_smoke_params(experiment):
+    """The client figures' longer phases resolve at the smoke scale, and only lengthen phases."""
+    from enginebench.params import load_params
+    smoke = load_params(experiment, "smoke")
+    sized = load_params(experiment, "smoke", bench.CLIENT_WORK[experiment])
+    assert sized["systems"] == smoke["systems"] and sized["workload"] == smoke["workload"]
+    assert sized["phases"]["measure"]["duration_s"] > smoke["phases"]["measure"]["duration_s"]
