@@ -3,7 +3,7 @@
 1. linkbench_cached at its default scale (the post's two engines, WiredTiger and RocksDB): per
    system, for the load and for the request phase, the engine's share of the runner's CPU (perf,
    by the code each sample landed in: metrics/perfshare.py), the runner's CPU per operation and
-   the operations per runner CPU-second. This is the figure docs/tests.md quotes.
+   the operations per runner CPU-second. This is the figure docs/running.md quotes.
 2. Every other family on every embedded engine of its smoke scale, with more work than a smoke
    run (FAMILY_WORK: several seconds per phase, so perf takes thousands of samples where a smoke
    phase ends before it attaches): the same figures for each phase. They show what the harness
@@ -275,7 +275,7 @@ def main(given_linkbench_run: str | None = None) -> Path:
     if not ok:
         print(f"note: the engine's share of the runner's CPU is not measured: {why}")
     run_dir = linkbench_run(given_linkbench_run)
-    print(f"linkbench_cached, default scale (docs/tests.md's figures), run {run_dir}:")
+    print(f"linkbench_cached, default scale (docs/running.md's figures), run {run_dir}:")
     headline = phase_figures(run_dir)
     print_table(headline)
     print("\nevery family on its smoke scale's engines, seconds of work per phase (FAMILY_WORK):")
