@@ -49,10 +49,10 @@ else
   # are byte for byte equal with gcc 12), the symbols perf names samples by are kept, and the
   # build takes about a fifth less CPU (140 s against 179 s on this 2-core VM).
   # Frame pointers, as mongod compiles WiredTiger (mongod 3.2's SConstruct adds
-  # -fno-omit-frame-pointer to every POSIX build, its third-party WiredTiger included): they cost
-  # little, and perf can walk
-  # from the C library and the kernel back into WiredTiger, so the engine's share "with the C
-  # library and system calls it makes" (metrics/perfshare.py) sees WiredTiger's page reads.
+  # -fno-omit-frame-pointer to every POSIX build, its third-party WiredTiger included): perf then
+  # walks from the C library and the kernel back into WiredTiger, so the engine's share "with the
+  # C library and system calls it makes" (metrics/perfshare.py) sees WiredTiger's page reads.
+  # Interleaved runs with and without them could not tell their cost from the VM's noise.
   PATH="$BIN:$PATH" cmake -S src -B out -G Ninja \
     -DENABLE_PYTHON=0 -DENABLE_STRICT=0 -DENABLE_STATIC=0 -DENABLE_DEBUG_INFO=0 \
     -DHAVE_BUILTIN_EXTENSION_SNAPPY=1 -DHAVE_BUILTIN_EXTENSION_ZSTD=1 \
