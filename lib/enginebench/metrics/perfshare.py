@@ -53,7 +53,7 @@ ROCKSDB_C_SYMBOL = re.compile(r"^(ROCKSDB_)?XXP?H(3|32|64|128)?_|^(CopyString|Sa
 DRIVER_SYMBOL = re.compile(r"(^|[<\s(&])(%s)::|_ZN\d+(%s)\d" % ("|".join(DRIVER_CRATES), "|".join(DRIVER_CRATES)))
 
 
-@functools.lru_cache(maxsize=None)  # one entry per distinct (library, symbol): thousands in a profile
+@functools.lru_cache(maxsize=1)
 def available() -> tuple[bool, str]:
     """(whether perf can sample a process of ours here, why not); probed once per process."""
     perf = shutil.which("perf")
@@ -95,6 +95,7 @@ class Profiler:
             self.path.unlink(missing_ok=True)
 
 
+@functools.lru_cache(maxsize=None)  # one entry per distinct (library, symbol): thousands in a profile
 def classify(dso: str, symbol: str, runner_binary: str | None) -> str:
     if dso == "[kernel.kallsyms]" or dso.startswith("[kernel"):
         return "kernel"
