@@ -20,12 +20,12 @@ else
 endif
 PY := $(ENV_DIR)/bin/python
 STAMP := $(ENV_DIR)/.enginebench-setup
-SETUP_INPUTS := lib/pyproject.toml tools/build_wiredtiger.sh tools/setup.sh tools/build_native.sh tools/rust_ok.sh
-# The engines the native runner links (RocksDB, LMDB; WiredTiger 3.2.1 beside the 11.3.1 and 2.9.2
-# built, 2.9.2 with autotools; tcmalloc, as mongod), perf for `make bench`'s CPU attribution,
-# Chromium for the report checks.
-DEBIAN_PACKAGES := libsnappy-dev libzstd-dev librocksdb-dev liblmdb-dev libwiredtiger-dev libgoogle-perftools-dev \
-                   autoconf automake libtool linux-perf chromium
+SETUP_INPUTS := lib/pyproject.toml tools/build_wiredtiger.sh tools/build_rocksdb.sh tools/setup.sh tools/build_native.sh tools/rust_ok.sh
+# The engines the native runner links (LMDB; WiredTiger 3.2.1 beside the 11.3.1 and 2.9.2 built,
+# 2.9.2 with autotools; RocksDB's compressors, its source unpacked by dpkg-dev; tcmalloc, as
+# mongod), perf for `make bench`'s CPU attribution, Chromium for the report checks.
+DEBIAN_PACKAGES := libsnappy-dev libzstd-dev liblz4-dev libbz2-dev zlib1g-dev liblmdb-dev libwiredtiger-dev \
+                   libgoogle-perftools-dev dpkg-dev autoconf automake libtool linux-perf chromium
 
 # The legacy client environment (pymongo 3.x) and the stand-in wire-protocol server the TARGET=uri
 # tests run against (tools/standin); both are built by `make test`.

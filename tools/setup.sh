@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything enginebench needs into ENV_DIR (a conda env, or a venv created here):
 # Debian build packages, the Python dependencies, the WiredTiger libraries (11.3.1, 2.9.2) built with snappy and
-# zstd, the native runner (lib/native, built with Rust), and a Jupyter kernel named "enginebench".
+# zstd, RocksDB built from Debian's source as a release build, the native runner (lib/native, built with Rust), and a Jupyter kernel named "enginebench".
 # Usage: tools/setup.sh ENV_DIR "DEBIAN PACKAGES"
 set -euo pipefail
 ENV_DIR=$1; PACKAGES=$2
@@ -43,14 +43,19 @@ if ! bash tools/rust_ok.sh; then
   bash tools/rust_ok.sh || { echo "setup: the native runner needs Rust 1.80 or newer (Debian: apt-get install cargo-web)" >&2; exit 1; }
 fi
 
-# The release the engines run by default, and the oldest the package registry serves (MongoDB
-# 3.4's), side by side: about two minutes each on two cores.
-# A library is rebuilt when tools/build_wiredtiger.sh changed since it was built (its flags).
-wt_built() {
-  [ -f "$1/out/libwiredtiger.so" ] &&
-    [ "$(cat "$1/out/built-by.sha256" 2>/dev/null)" = "$(sha256sum tools/build_wiredtiger.sh | cut -d' ' -f1)" ]
+# The engines built from source, side by side: WiredTiger's release the engines run by default
+# and the oldest the package registry serves (MongoDB 3.4's), about two minutes each on two cores,
+# and RocksDB's release build of Debian's source, about five.
+# A library is rebuilt when its build script changed since it built it (its flags).
+built_by() {  # built_by SCRIPT LIBRARY
+  [ -f "$2" ] && [ "$(cat "$(dirname "$2")/built-by.sha256" 2>/dev/null)" = "$(sha256sum "$1" | cut -d' ' -f1)" ]
 }
+wt_built() { built_by tools/build_wiredtiger.sh "$1/out/libwiredtiger.so"; }
 built=()
+if ! built_by tools/build_rocksdb.sh .build/rocksdb/out/librocksdb.a; then
+  echo "setup: building RocksDB 7.8.3 (Debian's source) as a release build (about five minutes)"
+  bash tools/build_rocksdb.sh "$PY" .build/rocksdb >/dev/null & built+=($!)
+fi
 if ! wt_built .build/wiredtiger; then
   echo "setup: building WiredTiger 11.3.1 with snappy and zstd (about two minutes)"
   bash tools/build_wiredtiger.sh "$PY" .build/wiredtiger >/dev/null & built+=($!)
@@ -59,7 +64,7 @@ if ! wt_built .build/wiredtiger-2.9.2; then
   echo "setup: building WiredTiger 2.9.2 with snappy and zstd as extensions (about two minutes)"
   WT_VERSION=2.9.2 bash tools/build_wiredtiger.sh "$PY" .build/wiredtiger-2.9.2 >/dev/null & built+=($!)
 fi
-for pid in "${built[@]}"; do wait "$pid"; done
+for pid in "${built[@]}"; do wait "$pid" || { echo "setup: a library's build failed (its log is in .build/)" >&2; exit 1; }; done
 echo "setup: building the native runner (lib/native)"
 bash tools/build_native.sh
 

@@ -1,4 +1,4 @@
-//! Finds the Debian engine libraries (RocksDB, LMDB) and builds the WiredTiger shims.
+//! Finds the engine libraries (RocksDB's release build, Debian's LMDB) and builds the WiredTiger shims.
 //!
 //! WiredTiger is loaded at run time through a small C shim (shim/wt_shim.c) compiled once per
 //! WiredTiger release against that release's header and library, because the release a system
@@ -41,8 +41,10 @@ fn build_shim(include: &Path, lib_dir: &Path, out: &Path) -> Option<(String, Pat
 }
 
 /// The linked RocksDB's release, from its header (its C API has no version call).
-fn rocksdb_version() -> String {
-    let text = fs::read_to_string("/usr/include/rocksdb/version.h").expect("RocksDB's headers (Debian librocksdb-dev) are missing");
+fn rocksdb_version(build: &Path) -> String {
+    let header = build.join("include/rocksdb/version.h");
+    let text = fs::read_to_string(&header)
+        .unwrap_or_else(|_| panic!("{} is missing: build RocksDB with tools/build_rocksdb.sh (make setup)", header.display()));
     let field = |name: &str| -> String {
         text.lines().find_map(|l| l.strip_prefix(&format!("#define {name} "))).unwrap_or("?").trim().to_string()
     };
@@ -123,11 +125,22 @@ fn engine_registry(out: &Path) {
 fn main() {
     println!("cargo:rerun-if-changed=shim/wt_shim.c");
     println!("cargo:rerun-if-env-changed=EB_WIREDTIGER_BUILD");
+    println!("cargo:rerun-if-env-changed=EB_ROCKSDB_BUILD");
+    // RocksDB's release build (tools/build_rocksdb.sh), found before anything of Debian's.
+    let rocksdb = PathBuf::from(env::var("EB_ROCKSDB_BUILD").expect(
+        "EB_ROCKSDB_BUILD must name the RocksDB build's out folder (tools/build_rocksdb.sh); run `make setup`"));
+    for built in ["librocksdb.a", "build-info"] {
+        println!("cargo:rerun-if-changed={}", rocksdb.join(built).display());
+    }
+    println!("cargo:rustc-link-search=native={}", rocksdb.display());
+    println!("cargo:rustc-env=EB_ROCKSDB_VERSION={}", rocksdb_version(&rocksdb));
+    // How it was built, for every run's manifest (the build script writes it).
+    let built = fs::read_to_string(rocksdb.join("build-info")).unwrap_or_else(|_| "?".to_string());
+    println!("cargo:rustc-env=EB_ROCKSDB_BUILD_INFO={}", built.trim());
     // Debian's engine libraries (each engine's module names what it links: engines/*.rs).
     println!("cargo:rustc-link-search=native=/usr/lib/x86_64-linux-gnu");
     // mongod's engines allocate with tcmalloc; so do the runner's (the Rust side has its own: main.rs).
     println!("cargo:rustc-link-lib=tcmalloc_minimal");
-    println!("cargo:rustc-env=EB_ROCKSDB_VERSION={}", rocksdb_version());
     println!("cargo:rustc-env=EB_MONGODB_DRIVER_VERSION={}", locked_version("mongodb"));
 
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());

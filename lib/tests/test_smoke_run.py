@@ -75,6 +75,8 @@ def test_provenance_is_recorded(smoke_run):
     assert speed["end"]["at"] > speed["start"]["at"]
     assert isinstance(m["host"]["proactive_reclaim"], list)  # empty where the host evicts nothing on its own
     assert all(info["version"] and info["engine_config"] for info in m["systems"].values())
+    rocksdb = [info for info in m["systems"].values() if info["engine_reported"] == "rocksdb"]
+    assert rocksdb and all("-DNDEBUG" in info["engine_config"]["build"] for info in rocksdb)  # tools/build_rocksdb.sh
 
 
 def test_data_is_removed_and_no_runner_is_left(smoke_run):

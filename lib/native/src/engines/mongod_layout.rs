@@ -247,7 +247,7 @@ impl RocksLayout {
 
     pub fn describe(&self, levels: &[i32]) -> Value {
         json!({
-            "release": env!("EB_ROCKSDB_VERSION"), "cache_size_mb": self.cache_mb, "compression": self.compression,
+            "release": env!("EB_ROCKSDB_VERSION"), "build": env!("EB_ROCKSDB_BUILD_INFO"), "cache_size_mb": self.cache_mb, "compression": self.compression,
             "compression_per_level": levels, "write_buffer_mb": self.write_buffer_mb,
             "max_write_buffers": self.max_write_buffers, "max_background_compactions": self.max_background_compactions,
             "max_background_flushes": self.max_background_flushes, "block_size_kb": self.block_size_kb,

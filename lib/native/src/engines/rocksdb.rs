@@ -40,10 +40,10 @@ mod ffi {
     pub enum rocksdb_ratelimiter_t {}
 
     // Linked statically, as the MongoRocks builds of the posts were (mongo-rocks-3.0.4-pre-STATIC):
-    // no dynamic-library indirection on its thread-local state. Its own dependencies (Debian's
-    // librocksdb-dev build of 7.8.3) stay shared; build.rs adds only the library folder.
+    // no dynamic-library indirection on its thread-local state. The library is RocksDB's release
+    // build of the source Debian ships (tools/build_rocksdb.sh: Debian's own defines no NDEBUG);
+    // its compressors stay Debian's shared libraries.
     #[link(name = "rocksdb", kind = "static")]
-    #[link(name = "gflags")]
     #[link(name = "snappy")]
     #[link(name = "z")]
     #[link(name = "bz2")]
