@@ -28,7 +28,7 @@ mkdir -p "$BUILD"; BUILD=$(cd "$BUILD" && pwd)
 if [ ! -f "$BUILD/src/CMakeLists.txt" ]; then
   # A private apt state: the system's sources, as deb-src, and their index in the build folder.
   APT="$BUILD/apt"
-  rm -rf "$APT" && mkdir -p "$APT/parts" "$APT/lists/partial" "$APT/fetch"
+  rm -rf "$APT" && mkdir -p "$APT/parts" "$APT/lists/partial" "$APT/cache/archives/partial" "$APT/fetch"
   for f in /etc/apt/sources.list.d/*.sources; do
     [ -e "$f" ] && sed -E 's/^Types:.*/Types: deb-src/' "$f" >"$APT/parts/$(basename "$f")"
   done
@@ -38,7 +38,7 @@ if [ ! -f "$BUILD/src/CMakeLists.txt" ]; then
     [ -e "$f" ] && sed -n -E 's/^deb([[:space:]])/deb-src\1/p' "$f" >"$APT/parts/$(basename "$f")"
   done
   apt_opts=(-o "Dir::Etc::SourceList=$APT/sources.list" -o "Dir::Etc::SourceParts=$APT/parts"
-            -o "Dir::State::Lists=$APT/lists" -o "APT::Sandbox::User=root")
+            -o "Dir::State::Lists=$APT/lists" -o "Dir::Cache=$APT/cache" -o "APT::Sandbox::User=$(id -un)")
   apt-get "${apt_opts[@]}" update >"$BUILD/apt.log" 2>&1 || { tail -20 "$BUILD/apt.log"; exit 1; }
   (cd "$APT/fetch" && apt-get "${apt_opts[@]}" source "$SOURCE") >>"$BUILD/apt.log" 2>&1 \
     || { tail -20 "$BUILD/apt.log"; echo "build_rocksdb: Debian's source package $SOURCE could not be fetched" >&2; exit 1; }
