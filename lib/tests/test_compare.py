@@ -13,7 +13,7 @@ from hdrh.histogram import HdrHistogram
 from enginebench.report import compare, repeats
 from enginebench.report.claims import FAILS, HOLDS, NOT_EVALUATED
 from enginebench.report.differences import (NO_REPEATS, effect, headline_differences, noise_mark,
-                                            verdict_differences)
+                                            provenance_differences, verdict_differences)
 from enginebench.report.hostspeed import normalised, probe_ratio
 from enginebench.report.rundata import load_run
 
@@ -122,6 +122,20 @@ def test_verdict_differences_put_changed_claims_first():
     assert (flip["verdict A"], flip["verdict B"], flip["changed"]) == (HOLDS, FAILS, "changed")
     assert table.filter(pl.col("id") == "gone")["verdict B"][0] == "not in B"
     assert table.filter(pl.col("id") == "same")["changed"][0] == "same"
+
+
+def test_provenance_names_each_engine_setting_and_build_that_differs(tmp_path):
+    runs = []
+    for run_id, build in (("a", None), ("b", "release build (-O2 -DNDEBUG)")):
+        folder = make_run(tmp_path, run_id, ops=1000, reads=1000, cpu_s=2.0, p99_us=4000)
+        manifest = json.loads((folder / "manifest.json").read_text())
+        config = {"cache_size_mb": 640, "block_size_kb": 16} | ({"build": build} if build else {})
+        manifest["systems"]["wt"]["engine_config"] = config
+        (folder / "manifest.json").write_text(json.dumps(manifest))
+        runs.append(load_run(folder))
+    rows = {row["what"]: (row["A"], row["B"]) for row in provenance_differences(*runs).iter_rows(named=True)}
+    assert rows["wt engine_config.build"] == ("None", "release build (-O2 -DNDEBUG)")
+    assert not any("cache_size_mb" in what or "block_size_kb" in what for what in rows)
 
 
 def test_the_page_links_both_reports_and_shows_every_section(tmp_path, monkeypatch):

@@ -136,4 +136,9 @@ def provenance_differences(a: RunData, b: RunData) -> pl.DataFrame:
         sa, sb = a.manifest["systems"][label], b.manifest["systems"][label]
         if sa.get("version") != sb.get("version"):
             rows.append({"what": f"{label} version", "A": str(sa.get("version")), "B": str(sb.get("version"))})
+        # What the engine reported of its own configuration and build (e.g. RocksDB's build flags).
+        ca, cb = _flatten(sa.get("engine_config") or {}), _flatten(sb.get("engine_config") or {})
+        for key in sorted(set(ca) | set(cb)):
+            if ca.get(key) != cb.get(key):
+                rows.append({"what": f"{label} engine_config.{key}", "A": str(ca.get(key)), "B": str(cb.get(key))})
     return pl.DataFrame(rows, schema={"what": pl.Utf8, "A": pl.Utf8, "B": pl.Utf8})
