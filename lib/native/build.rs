@@ -135,7 +135,8 @@ fn main() {
     println!("cargo:rustc-link-search=native={}", rocksdb.display());
     println!("cargo:rustc-env=EB_ROCKSDB_VERSION={}", rocksdb_version(&rocksdb));
     // How it was built, for every run's manifest (the build script writes it).
-    let built = fs::read_to_string(rocksdb.join("build-info")).unwrap_or_else(|_| "?".to_string());
+    let built = fs::read_to_string(rocksdb.join("build-info"))
+        .expect("the RocksDB build has no build-info: rebuild it with tools/build_rocksdb.sh (make setup)");
     println!("cargo:rustc-env=EB_ROCKSDB_BUILD_INFO={}", built.trim());
     // Debian's engine libraries (each engine's module names what it links: engines/*.rs).
     println!("cargo:rustc-link-search=native=/usr/lib/x86_64-linux-gnu");
