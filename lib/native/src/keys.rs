@@ -204,9 +204,17 @@ fn append_number(out: &mut Vec<u8>, x: f64, exact: Option<i64>) {
 /// values' type bits go to `tb`.
 pub fn encode(values: &[&Bson], directions: &[i8], tb: &mut Vec<u8>) -> Result<Vec<u8>> {
     let mut out = Vec::with_capacity(16 * values.len() + 10);
-    append_fields(&mut out, values, directions, tb)?;
-    out.push(END);
+    encode_into(&mut out, values, directions, tb)?;
     Ok(out)
+}
+
+/// `encode` into a caller's buffer (cleared first), so the write path reuses one buffer per
+/// thread instead of allocating a key per index entry.
+pub fn encode_into(out: &mut Vec<u8>, values: &[&Bson], directions: &[i8], tb: &mut Vec<u8>) -> Result<()> {
+    out.clear();
+    append_fields(out, values, directions, tb)?;
+    out.push(END);
+    Ok(())
 }
 
 /// The fields alone (no END): a prefix for range scans.
@@ -227,18 +235,23 @@ pub fn append_fields(out: &mut Vec<u8>, values: &[&Bson], directions: &[i8], tb:
 /// by default (integers to int32 when they fit, else int64; fractions to double), else a
 /// count byte (high bit set) and one code per number.
 pub fn type_bits_value(tb: &[u8], values: &[&Bson]) -> Vec<u8> {
+    let mut out = Vec::new();
+    append_type_bits_value(&mut out, tb, values);
+    out
+}
+
+/// `type_bits_value` appended to an index value being built (after its record id, if any).
+pub fn append_type_bits_value(out: &mut Vec<u8>, tb: &[u8], values: &[&Bson]) {
     let default_ok = values.iter().all(|v| match v {
         Bson::Int32(_) => true,
         Bson::Int64(x) => i32::try_from(*x).is_err(),
         Bson::Double(x) => x.fract() != 0.0 && x.abs() < TWO_63 && !x.is_nan(),
         _ => true,
     });
-    if default_ok {
-        return Vec::new();
+    if !default_ok {
+        out.push(0x80 | tb.len() as u8);
+        out.extend_from_slice(tb);
     }
-    let mut out = vec![0x80 | tb.len() as u8];
-    out.extend_from_slice(tb);
-    out
 }
 
 /// Decodes an ascending key's fields (up to END); `type_bits` as stored in the value.

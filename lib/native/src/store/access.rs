@@ -101,9 +101,10 @@ impl Ctx {
         Ok((table, start, end))
     }
 
-    /// Index entries in range, in order (or reversed), as (key, value) copies, after `skip`,
-    /// at most `limit`.
-    pub(super) fn entries(&mut self, coll: &Collection, index: Option<&Index>, range: &Range) -> Result<Vec<(Vec<u8>, Vec<u8>)>> {
+    /// Index entries in range, in order (or reversed), after `skip`, at most `limit`, each as
+    /// `take` makes it from the entry's key and value (a record id, or copies for a covered query).
+    pub(super) fn entries<T>(&mut self, coll: &Collection, index: Option<&Index>, range: &Range,
+                             mut take: impl FnMut(&[u8], &[u8]) -> T) -> Result<Vec<T>> {
         let scans = if range.as_or { self.or_clauses(coll, index, range)? } else { vec![self.range_bounds(coll, index, range)?] };
         let mut out = Vec::new();
         let mut skipped = 0usize;
@@ -117,7 +118,7 @@ impl Ctx {
                     skipped += 1;
                     return true;
                 }
-                out.push((k.to_vec(), v.to_vec()));
+                out.push(take(k, v));
                 out.len() < limit
             })?;
         }

@@ -183,12 +183,12 @@ impl Store for Ctx {
             (Some(_), Some(fields)) => fields.iter().all(|f| names.contains(f) && f != "_id"),
             _ => false,
         };
+        let unique = idx.as_ref().map(|i| i.spec.unique).unwrap_or(true);
         self.read_call(&coll, |c| {
-            let entries = c.entries(&coll, idx.as_deref(), range)?;
-            let unique = idx.as_ref().map(|i| i.spec.unique).unwrap_or(true);
-            let mut out = Vec::with_capacity(entries.len());
-            for (key, value) in entries {
-                if covered {
+            if covered {
+                let entries = c.entries(&coll, idx.as_deref(), range, |k, v| (k.to_vec(), v.to_vec()))?;
+                let mut out = Vec::with_capacity(entries.len());
+                for (key, value) in entries {
                     let bits = if unique { &value[keys::read_record_id(&value).1..] } else { &value[..] };
                     let (fields_end, _) = if unique { (key.len(), 0) } else { keys::split_record_id(&key) };
                     let decoded = keys::decode(&key[..fields_end], bits)?;
@@ -198,9 +198,13 @@ impl Store for Ctx {
                         doc.insert(field.clone(), decoded[i].clone());
                     }
                     out.push(RawDocumentBuf::try_from(&doc)?);
-                    continue;
                 }
-                let rid = Self::entry_record_id(unique, &key, &value);
+                return Ok(out);
+            }
+            // IXSCAN then FETCH: the record ids first (no copy of an entry), then each record.
+            let rids = c.entries(&coll, idx.as_deref(), range, |k, v| Self::entry_record_id(unique, k, v))?;
+            let mut out = Vec::with_capacity(rids.len());
+            for rid in rids {
                 let mut raw = Vec::new();
                 if c.kv.get(coll.records, &keys::record_key(rid), &mut raw)? {
                     match &range.fields {

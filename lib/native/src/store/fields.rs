@@ -5,6 +5,7 @@
 //! linear search finds sooner than a hash.
 use bson::raw::CStr;
 use bson::{Bson, Document, RawBson, RawBsonRef, RawDocumentBuf};
+use smallvec::SmallVec;
 
 use crate::calls::{Cond, Update};
 use crate::error::Result;
@@ -57,8 +58,9 @@ impl<'a> Fields<'a> {
     }
 
     /// The values of an index's fields (Null for a missing one); `id` stands for an `_id` the
-    /// document is being given as it is inserted.
-    pub fn key_values(&self, id: Option<&'a Bson>, names: &[String]) -> Vec<&'a Bson> {
+    /// document is being given as it is inserted. Inline up to four fields: no allocation per
+    /// index entry written.
+    pub fn key_values(&self, id: Option<&'a Bson>, names: &[String]) -> SmallVec<[&'a Bson; 4]> {
         const NULL: &Bson = &Bson::Null;
         names.iter().map(|n| self.get(n).or(if n == "_id" { id } else { None }).unwrap_or(NULL)).collect()
     }
@@ -178,6 +180,6 @@ mod tests {
         let doc = doc! {"a": 1, "b": "x"};
         let id = Bson::Int32(9);
         let values = Fields::of(&doc).key_values(Some(&id), &["b".into(), "_id".into(), "missing".into()]);
-        assert_eq!(values, vec![&Bson::String("x".into()), &Bson::Int32(9), &Bson::Null]);
+        assert_eq!(&values[..], &[&Bson::String("x".into()), &Bson::Int32(9), &Bson::Null]);
     }
 }

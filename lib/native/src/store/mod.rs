@@ -158,6 +158,7 @@ impl RecordStore {
         Ok(Ctx { store: self.clone(), kv: self.engine.session()?, in_txn: false, txn_locks: Vec::new(),
                  capped_inserts: Vec::new(), capped_allocated: Vec::new(), record_deltas: Vec::new(),
                  scratch: Vec::with_capacity(256),
+                 keys: KeyBuffers::default(),
                  known: Default::default() })
     }
 
@@ -351,10 +352,22 @@ pub struct Ctx {
     /// Documents this transaction added to (or removed from) each collection it wrote.
     record_deltas: Vec<(Arc<Collection>, i64)>,
     scratch: Vec<u8>,
+    /// The index key, value and type bits the write path builds, reused from call to call.
+    keys: KeyBuffers,
     /// The collections this thread has used, by name. A collection, once created, stays for the
     /// store's life, so this never goes stale; it spares each call the store's shared map (its
     /// lock, and SipHash of the name: 5% of a read phase on the mmap stand-in).
     known: foldhash::HashMap<Box<str>, Arc<Collection>>,
+}
+
+/// Buffers for building index entries: one set per thread, so writing an entry allocates
+/// nothing (a key, a value and type bits per entry were most of the runner's allocations in a
+/// LinkBench load).
+#[derive(Default)]
+pub(super) struct KeyBuffers {
+    key: Vec<u8>,
+    value: Vec<u8>,
+    type_bits: Vec<u8>,
 }
 
 impl Ctx {

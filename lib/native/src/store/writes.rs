@@ -8,40 +8,20 @@ impl Ctx {
     /// being given as it is inserted.
     pub(super) fn put_index_entry(&mut self, index: &Index, doc: &Fields, generated_id: Option<&Bson>, rid: i64) -> Result<()> {
         let values = doc.key_values(generated_id, &index.names);
-        let mut tb = Vec::new();
-        let mut key = keys::encode(&values, &index.directions, &mut tb)?;
-        let bits = keys::type_bits_value(&tb, &values);
-        if index.spec.unique {
-            let mut value = Vec::with_capacity(9 + bits.len());
-            keys::append_record_id(&mut value, rid);
-            value.extend_from_slice(&bits);
-            if !self.kv.insert_new(index.table, &key, &value)? {
-                return Err(Error::duplicate(format!("E11000 duplicate key error index: {}", index.spec.name)));
-            }
-        } else {
-            keys::append_record_id(&mut key, rid);
-            self.kv.put(index.table, &key, &bits)?;
+        if !self.put_entry(index.table, index.spec.unique, &values, &index.directions, rid)? {
+            return Err(Error::duplicate(format!("E11000 duplicate key error index: {}", index.spec.name)));
         }
         Ok(())
     }
 
     pub(super) fn delete_index_entry(&mut self, index: &Index, doc: &Fields, rid: i64) -> Result<()> {
         let values = doc.key_values(None, &index.names);
-        let mut key = keys::encode(&values, &index.directions, &mut Vec::new())?;
-        if !index.spec.unique {
-            keys::append_record_id(&mut key, rid);
-        }
-        self.kv.delete(index.table, &key)
+        self.delete_entry(index.table, index.spec.unique, &values, &index.directions, rid)
     }
 
     pub(super) fn put_id_entry(&mut self, coll: &Collection, id: &Bson, rid: i64) -> Result<()> {
         let Some(table) = coll.id_index else { return Ok(()) };
-        let mut tb = Vec::new();
-        let key = keys::encode(&[id], &[1], &mut tb)?;
-        let mut value = Vec::with_capacity(10);
-        keys::append_record_id(&mut value, rid);
-        value.extend_from_slice(&keys::type_bits_value(&tb, &[id]));
-        if !self.kv.insert_new(table, &key, &value)? {
+        if !self.put_entry(table, true, &[id], &[1], rid)? {
             return Err(Error::duplicate(format!("E11000 duplicate key error collection: {} index: _id_", coll.name)));
         }
         Ok(())
@@ -49,8 +29,43 @@ impl Ctx {
 
     pub(super) fn delete_id_entry(&mut self, coll: &Collection, id: &Bson) -> Result<()> {
         let Some(table) = coll.id_index else { return Ok(()) };
-        let key = keys::encode(&[id], &[1], &mut Vec::new())?;
-        self.kv.delete(table, &key)
+        self.delete_entry(table, true, &[id], &[1], 0)
+    }
+
+    /// Writes one index entry as mongod lays it out: a unique index's key is the fields and its
+    /// value the record id and type bits; a standard index's key ends with the record id and its
+    /// value is the type bits. False when a unique key is taken. Built in the thread's buffers.
+    fn put_entry(&mut self, table: Table, unique: bool, values: &[&Bson], directions: &[i8], rid: i64) -> Result<bool> {
+        let mut b = std::mem::take(&mut self.keys);
+        b.type_bits.clear();
+        b.value.clear();
+        let written = keys::encode_into(&mut b.key, values, directions, &mut b.type_bits).and_then(|()| {
+            if unique {
+                keys::append_record_id(&mut b.value, rid);
+                keys::append_type_bits_value(&mut b.value, &b.type_bits, values);
+                self.kv.insert_new(table, &b.key, &b.value)
+            } else {
+                keys::append_record_id(&mut b.key, rid);
+                keys::append_type_bits_value(&mut b.value, &b.type_bits, values);
+                self.kv.put(table, &b.key, &b.value).map(|()| true)
+            }
+        });
+        self.keys = b;
+        written
+    }
+
+    /// Removes one index entry, laid out as `put_entry` wrote it.
+    fn delete_entry(&mut self, table: Table, unique: bool, values: &[&Bson], directions: &[i8], rid: i64) -> Result<()> {
+        let mut b = std::mem::take(&mut self.keys);
+        b.type_bits.clear();
+        let done = keys::encode_into(&mut b.key, values, directions, &mut b.type_bits).and_then(|()| {
+            if !unique {
+                keys::append_record_id(&mut b.key, rid);
+            }
+            self.kv.delete(table, &b.key)
+        });
+        self.keys = b;
+        done
     }
 
     // -- documents ----------------------------------------------------------------------------
