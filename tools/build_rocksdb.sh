@@ -11,8 +11,7 @@
 # against this one: 33,401 against 51,888 documents/s loaded, 26,107 against 33,109 requests/s.
 #
 # The source is Debian's source package of that same release, its patches applied (they touch
-# other architectures, tests and the build's reproducibility), fetched through the machine's own
-# Debian sources read as deb-src, so its checksums are checked against Debian's signed index.
+# other architectures, tests and the build's reproducibility), fetched by tools/debian_source.sh.
 # Flags: Debian's -O2 and compressors (snappy, zlib, bzip2, lz4, zstd, all Debian's shared
 # libraries), PORTABLE as Debian builds it, plus -DNDEBUG; RocksDB's CMake adds
 # -fno-omit-frame-pointer for any build type but Debug, as its Makefile does for a release.
@@ -26,25 +25,7 @@ BIN=$(dirname "$PY")
 mkdir -p "$BUILD"; BUILD=$(cd "$BUILD" && pwd)
 
 if [ ! -f "$BUILD/src/CMakeLists.txt" ]; then
-  # A private apt state: the system's sources, as deb-src, and their index in the build folder.
-  APT="$BUILD/apt"
-  rm -rf "$APT" && mkdir -p "$APT/parts" "$APT/lists/partial" "$APT/cache/archives/partial" "$APT/fetch"
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [ -e "$f" ] && sed -E 's/^Types:.*/Types: deb-src/' "$f" >"$APT/parts/$(basename "$f")"
-  done
-  touch "$APT/sources.list"
-  [ -f /etc/apt/sources.list ] && sed -n -E 's/^deb([[:space:]])/deb-src\1/p' /etc/apt/sources.list >"$APT/sources.list"
-  for f in /etc/apt/sources.list.d/*.list; do
-    [ -e "$f" ] && sed -n -E 's/^deb([[:space:]])/deb-src\1/p' "$f" >"$APT/parts/$(basename "$f")"
-  done
-  apt_opts=(-o "Dir::Etc::SourceList=$APT/sources.list" -o "Dir::Etc::SourceParts=$APT/parts"
-            -o "Dir::State::Lists=$APT/lists" -o "Dir::Cache=$APT/cache" -o "APT::Sandbox::User=$(id -un)")
-  apt-get "${apt_opts[@]}" update >"$BUILD/apt.log" 2>&1 || { tail -20 "$BUILD/apt.log"; exit 1; }
-  (cd "$APT/fetch" && apt-get "${apt_opts[@]}" source "$SOURCE") >>"$BUILD/apt.log" 2>&1 \
-    || { tail -20 "$BUILD/apt.log"; echo "build_rocksdb: Debian's source package $SOURCE could not be fetched" >&2; exit 1; }
-  rm -rf "$BUILD/src"
-  mv "$(find "$APT/fetch" -mindepth 1 -maxdepth 1 -type d | head -1)" "$BUILD/src"
-  rm -rf "$APT"
+  bash "$(dirname "${BASH_SOURCE[0]}")/debian_source.sh" "$SOURCE" "$BUILD/src"
 fi
 
 cd "$BUILD"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install everything enginebench needs into ENV_DIR (a conda env, or a venv created here):
 # Debian build packages, the Python dependencies, the WiredTiger libraries (11.3.1, 2.9.2) built with snappy and
-# zstd, RocksDB built from Debian's source as a release build, the native runner (lib/native, built with Rust), and a Jupyter kernel named "enginebench".
+# zstd, RocksDB built from Debian's source as a release build, LMDB from Debian's source with frame pointers, the native runner (lib/native, built with Rust), and a Jupyter kernel named "enginebench".
 # Usage: tools/setup.sh ENV_DIR "DEBIAN PACKAGES"
 set -euo pipefail
 ENV_DIR=$1; PACKAGES=$2
@@ -45,13 +45,17 @@ fi
 
 # The engines built from source, side by side: WiredTiger's release the engines run by default
 # and the oldest the package registry serves (MongoDB 3.4's), about two minutes each on two cores,
-# and RocksDB's release build of Debian's source, about five.
+# RocksDB's release build of Debian's source, about five, and LMDB's, with frame pointers, seconds.
 # A library is rebuilt when its build script changed since it built it (its flags).
 built_by() {  # built_by SCRIPT LIBRARY
   [ -f "$2" ] && [ "$(cat "$(dirname "$2")/built-by.sha256" 2>/dev/null)" = "$(sha256sum "$1" | cut -d' ' -f1)" ]
 }
 wt_built() { built_by tools/build_wiredtiger.sh "$1/out/libwiredtiger.so"; }
 built=()
+if ! built_by tools/build_lmdb.sh .build/lmdb/out/liblmdb.a; then
+  echo "setup: building LMDB 0.9.24 (Debian's source) with frame pointers (seconds)"
+  bash tools/build_lmdb.sh .build/lmdb >/dev/null & built+=($!)
+fi
 if ! built_by tools/build_rocksdb.sh .build/rocksdb/out/librocksdb.a; then
   echo "setup: building RocksDB 7.8.3 (Debian's source) as a release build (about five minutes)"
   bash tools/build_rocksdb.sh "$PY" .build/rocksdb >/dev/null & built+=($!)

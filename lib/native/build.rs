@@ -1,4 +1,4 @@
-//! Finds the engine libraries (RocksDB's release build, Debian's LMDB) and builds the WiredTiger shims.
+//! Finds the engine libraries (RocksDB's release build, LMDB's build with frame pointers) and builds the WiredTiger shims.
 //!
 //! WiredTiger is loaded at run time through a small C shim (shim/wt_shim.c) compiled once per
 //! WiredTiger release against that release's header and library, because the release a system
@@ -138,6 +138,17 @@ fn main() {
     let built = fs::read_to_string(rocksdb.join("build-info"))
         .expect("the RocksDB build has no build-info: rebuild it with tools/build_rocksdb.sh (make setup)");
     println!("cargo:rustc-env=EB_ROCKSDB_BUILD_INFO={}", built.trim());
+    // LMDB built from Debian's source with frame pointers (tools/build_lmdb.sh), linked statically.
+    println!("cargo:rerun-if-env-changed=EB_LMDB_BUILD");
+    let lmdb = PathBuf::from(env::var("EB_LMDB_BUILD").expect(
+        "EB_LMDB_BUILD must name the LMDB build's out folder (tools/build_lmdb.sh); run `make setup`"));
+    for built in ["liblmdb.a", "build-info"] {
+        println!("cargo:rerun-if-changed={}", lmdb.join(built).display());
+    }
+    println!("cargo:rustc-link-search=native={}", lmdb.display());
+    let built = fs::read_to_string(lmdb.join("build-info"))
+        .expect("the LMDB build has no build-info: rebuild it with tools/build_lmdb.sh (make setup)");
+    println!("cargo:rustc-env=EB_LMDB_BUILD_INFO={}", built.trim());
     // Debian's engine libraries (each engine's module names what it links: engines/*.rs).
     println!("cargo:rustc-link-search=native=/usr/lib/x86_64-linux-gnu");
     // mongod's engines allocate with tcmalloc; so do the runner's (the Rust side has its own: main.rs).

@@ -28,6 +28,16 @@ def test_rocksdb_symbols_are_the_engine_and_our_adapter_is_ours():
     assert perfshare.classify(RUNNER, "mi_free", RUNNER) == "runner"
 
 
+def test_lmdb_linked_into_the_runner_is_the_engine_and_our_adapter_is_ours():
+    # Symbols of tools/build_lmdb.sh's library as the runner carries them (nm of the runner): its
+    # API, its static functions and a compiler's clone of one.
+    for symbol in ("mdb_put", "mdb_cursor_get", "mdb_page_search_root", "mdb_node_search", "mdb_midl_xmerge",
+                   "mdb_page_get.isra.0"):
+        assert perfshare.classify(RUNNER, symbol, RUNNER) == "engine", symbol
+    adapter = "<enginebench_runner::engines::lmdb::LmdbSession as enginebench_runner::engines::Session>::get"
+    assert perfshare.classify(RUNNER, adapter, RUNNER) == "runner"
+
+
 def test_the_engines_allocator_is_the_engines_and_ours_is_ours():
     # The engines allocate from tcmalloc, the runner's Rust code from mimalloc inside the runner.
     tcmalloc = "/usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4.5.10"

@@ -77,6 +77,8 @@ def test_provenance_is_recorded(smoke_run):
     assert all(info["version"] and info["engine_config"] for info in m["systems"].values())
     rocksdb = [info for info in m["systems"].values() if info["engine_reported"] == "rocksdb"]
     assert rocksdb and all("-DNDEBUG" in info["engine_config"]["build"] for info in rocksdb)  # tools/build_rocksdb.sh
+    lmdb = [info for info in m["systems"].values() if info["engine_reported"] == "lmdb"]
+    assert lmdb and all("frame pointers" in info["engine_config"]["build"] for info in lmdb)  # tools/build_lmdb.sh
 
 
 def test_data_is_removed_and_no_runner_is_left(smoke_run):

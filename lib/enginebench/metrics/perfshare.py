@@ -5,8 +5,8 @@ threads (no hardware counters needed, which virtual machines often lack) and eac
 attributed by the code it landed in:
 
   engine   the engines' libraries and the compression libraries they call (WiredTiger, snappy,
-           zstd, lz4, zlib, LMDB, and RocksDB, which is linked into the runner: its symbols,
-           C++ and C), and
+           zstd, lz4, zlib, and RocksDB and LMDB, which are linked into the runner: their
+           symbols, RocksDB's C++ and C, LMDB's mdb_*), and
            tcmalloc, the allocator the engines run on as in mongod: the runner's own Rust code
            allocates from another one compiled into it (mimalloc, main.rs), so a tcmalloc sample
            is an engine's allocation (or its C++ runtime's, for RocksDB)
@@ -20,7 +20,7 @@ The C library's time is mostly called by the others (RocksDB's key comparisons a
 copies are memmove), and so are many system calls (RocksDB's journal writes and block reads):
 `engine_with_calls` also charges each libc or kernel sample to the first frame of its call chain
 outside both, so it reads "the engine and the C library and system calls it makes". A chain perf
-cannot walk (a library built without frame pointers, as LMDB's, snappy's and libc's own are)
+cannot walk (a library built without frame pointers, as snappy's and libc's own are)
 leaves its sample where it landed, so the figure is a lower bound. The strict `engine` figure
 stays the one thresholds are judged by.
 
@@ -50,6 +50,9 @@ DRIVER_CRATES = ("mongodb", "bson", "tokio", "rustls", "ring", "hickory_resolver
 # xxHash it bundles (xxhash.cc.o, hash.cc.o: its exported functions carry a ROCKSDB_ prefix, its
 # static helpers such as XXH3_hashLong_64b_default do not) and its C API's helpers (c.cc.o).
 ROCKSDB_C_SYMBOL = re.compile(r"^(ROCKSDB_)?XXP?H(3|32|64|128)?_|^(CopyString|SaveError)\b")
+# LMDB compiled into the runner from tools/build_lmdb.sh's liblmdb.a: every function of mdb.c and
+# midl.c, static ones included, is named mdb_* (a clone keeps the name: mdb_page_get.isra.0).
+LMDB_SYMBOL = re.compile(r"^mdb_")
 DRIVER_SYMBOL = re.compile(r"(^|[<\s(&])(%s)::|_ZN\d+(%s)\d" % ("|".join(DRIVER_CRATES), "|".join(DRIVER_CRATES)))
 
 
@@ -106,12 +109,12 @@ def classify(dso: str, symbol: str, runner_binary: str | None) -> str:
     name = os.path.basename(dso).replace(" (deleted)", "")
     if runner_binary and name == os.path.basename(runner_binary) or name.startswith("enginebench-runner") \
             or name.startswith("libeb_wt"):
-        # RocksDB is linked into the runner: its code is its own namespace and C API (our adapter,
-        # enginebench_runner::engines::rocksdb, is ours).
+        # RocksDB and LMDB are linked into the runner: RocksDB's code is its own namespace and C
+        # API, LMDB's its mdb_ functions (our adapters, enginebench_runner::engines::*, are ours).
         signature = symbol.split("(")[0]
         ours = "enginebench_runner" in signature
         if not ours and (symbol.startswith(("rocksdb::", "rocksdb_")) or "rocksdb::" in signature
-                         or ROCKSDB_C_SYMBOL.match(symbol)):
+                         or ROCKSDB_C_SYMBOL.match(symbol) or LMDB_SYMBOL.match(symbol)):
             return "engine"
         return "driver" if not ours and DRIVER_SYMBOL.search(signature) else "runner"
     return "other"

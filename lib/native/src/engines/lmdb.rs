@@ -48,8 +48,9 @@ mod ffi {
         pub ms_overflow_pages: usize,
         pub ms_entries: usize,
     }
-    // Debian's liblmdb-dev; the engine's module says what it links, so build.rs need not.
-    #[link(name = "lmdb")]
+    // Debian's LMDB built with frame pointers (tools/build_lmdb.sh; build.rs finds it), linked
+    // statically: its functions (all named mdb_*) are in the runner's symbols.
+    #[link(name = "lmdb", kind = "static")]
     extern "C" {
         pub fn mdb_version(major: *mut c_int, minor: *mut c_int, patch: *mut c_int) -> *const c_char;
         pub fn mdb_strerror(err: c_int) -> *const c_char;
@@ -155,7 +156,7 @@ impl Lmdb {
         Ok(Lmdb {
             env: Mutex::new(env),
             dbis: Mutex::new(Vec::new()),
-            settings: json!({"release": format!("{major}.{minor}.{patch}"), "map_size_gb": map_gb,
+            settings: json!({"release": format!("{major}.{minor}.{patch}"), "build": env!("EB_LMDB_BUILD_INFO"), "map_size_gb": map_gb,
                              "readahead": readahead, "sync": false,
                              "cache": "OS page cache only (memory-mapped)"}),
         })
