@@ -51,6 +51,24 @@ fn rocksdb_version(build: &Path) -> String {
     format!("{}.{}.{}", field("ROCKSDB_MAJOR"), field("ROCKSDB_MINOR"), field("ROCKSDB_PATCH"))
 }
 
+/// An engine library built by one of setup's scripts into the out folder `variable` names: linked
+/// from there, and how it was built (the script's build-info) compiled in as EB_<ENGINE>_BUILD_INFO
+/// for every run's manifest.
+fn static_engine_build(variable: &str, engine: &str, library: &str, script: &str) -> PathBuf {
+    println!("cargo:rerun-if-env-changed={variable}");
+    let folder = PathBuf::from(env::var(variable).unwrap_or_else(|_| {
+        panic!("{variable} must name the {engine} build's out folder ({script}); run `make setup`")
+    }));
+    for built in [library, "build-info"] {
+        println!("cargo:rerun-if-changed={}", folder.join(built).display());
+    }
+    println!("cargo:rustc-link-search=native={}", folder.display());
+    let built = fs::read_to_string(folder.join("build-info"))
+        .unwrap_or_else(|_| panic!("the {engine} build has no build-info: rebuild it with {script} (make setup)"));
+    println!("cargo:rustc-env=EB_{}_BUILD_INFO={}", engine.to_uppercase(), built.trim());
+    folder
+}
+
 /// A dependency's version as Cargo.lock pins it (the manifest says which driver ran).
 fn locked_version(name: &str) -> String {
     println!("cargo:rerun-if-changed=Cargo.lock");
@@ -125,30 +143,11 @@ fn engine_registry(out: &Path) {
 fn main() {
     println!("cargo:rerun-if-changed=shim/wt_shim.c");
     println!("cargo:rerun-if-env-changed=EB_WIREDTIGER_BUILD");
-    println!("cargo:rerun-if-env-changed=EB_ROCKSDB_BUILD");
-    // RocksDB's release build (tools/build_rocksdb.sh), found before anything of Debian's.
-    let rocksdb = PathBuf::from(env::var("EB_ROCKSDB_BUILD").expect(
-        "EB_ROCKSDB_BUILD must name the RocksDB build's out folder (tools/build_rocksdb.sh); run `make setup`"));
-    for built in ["librocksdb.a", "build-info"] {
-        println!("cargo:rerun-if-changed={}", rocksdb.join(built).display());
-    }
-    println!("cargo:rustc-link-search=native={}", rocksdb.display());
+    // RocksDB's release build and LMDB's with frame pointers, both from Debian's sources and linked
+    // statically, found before anything of Debian's.
+    let rocksdb = static_engine_build("EB_ROCKSDB_BUILD", "RocksDB", "librocksdb.a", "tools/build_rocksdb.sh");
     println!("cargo:rustc-env=EB_ROCKSDB_VERSION={}", rocksdb_version(&rocksdb));
-    // How it was built, for every run's manifest (the build script writes it).
-    let built = fs::read_to_string(rocksdb.join("build-info"))
-        .expect("the RocksDB build has no build-info: rebuild it with tools/build_rocksdb.sh (make setup)");
-    println!("cargo:rustc-env=EB_ROCKSDB_BUILD_INFO={}", built.trim());
-    // LMDB built from Debian's source with frame pointers (tools/build_lmdb.sh), linked statically.
-    println!("cargo:rerun-if-env-changed=EB_LMDB_BUILD");
-    let lmdb = PathBuf::from(env::var("EB_LMDB_BUILD").expect(
-        "EB_LMDB_BUILD must name the LMDB build's out folder (tools/build_lmdb.sh); run `make setup`"));
-    for built in ["liblmdb.a", "build-info"] {
-        println!("cargo:rerun-if-changed={}", lmdb.join(built).display());
-    }
-    println!("cargo:rustc-link-search=native={}", lmdb.display());
-    let built = fs::read_to_string(lmdb.join("build-info"))
-        .expect("the LMDB build has no build-info: rebuild it with tools/build_lmdb.sh (make setup)");
-    println!("cargo:rustc-env=EB_LMDB_BUILD_INFO={}", built.trim());
+    static_engine_build("EB_LMDB_BUILD", "LMDB", "liblmdb.a", "tools/build_lmdb.sh");
     // Debian's engine libraries (each engine's module names what it links: engines/*.rs).
     println!("cargo:rustc-link-search=native=/usr/lib/x86_64-linux-gnu");
     // mongod's engines allocate with tcmalloc; so do the runner's (the Rust side has its own: main.rs).
