@@ -234,13 +234,7 @@ pub fn append_fields(out: &mut Vec<u8>, values: &[&Bson], directions: &[i8], tb:
 /// Type bits as stored in an index value: nothing when every number decodes to its own type
 /// by default (integers to int32 when they fit, else int64; fractions to double), else a
 /// count byte (high bit set) and one code per number.
-pub fn type_bits_value(tb: &[u8], values: &[&Bson]) -> Vec<u8> {
-    let mut out = Vec::new();
-    append_type_bits_value(&mut out, tb, values);
-    out
-}
-
-/// `type_bits_value` appended to an index value being built (after its record id, if any).
+/// Appended to an index value being built (after its record id, if any).
 pub fn append_type_bits_value(out: &mut Vec<u8>, tb: &[u8], values: &[&Bson]) {
     let default_ok = values.iter().all(|v| match v {
         Bson::Int32(_) => true,
@@ -420,7 +414,9 @@ mod tests {
         let refs: Vec<&Bson> = values.iter().collect();
         let mut tb = Vec::new();
         let k = encode(&refs, &[1; 9], &mut tb).unwrap();
-        let back = decode(&k, &type_bits_value(&tb, &refs)).unwrap();
+        let mut bits = Vec::new();
+        append_type_bits_value(&mut bits, &tb, &refs);
+        let back = decode(&k, &bits).unwrap();
         assert_eq!(back, values.to_vec());
     }
 

@@ -40,15 +40,9 @@ impl Ctx {
         b.type_bits.clear();
         b.value.clear();
         let written = keys::encode_into(&mut b.key, values, directions, &mut b.type_bits).and_then(|()| {
-            if unique {
-                keys::append_record_id(&mut b.value, rid);
-                keys::append_type_bits_value(&mut b.value, &b.type_bits, values);
-                self.kv.insert_new(table, &b.key, &b.value)
-            } else {
-                keys::append_record_id(&mut b.key, rid);
-                keys::append_type_bits_value(&mut b.value, &b.type_bits, values);
-                self.kv.put(table, &b.key, &b.value).map(|()| true)
-            }
+            keys::append_record_id(if unique { &mut b.value } else { &mut b.key }, rid);
+            keys::append_type_bits_value(&mut b.value, &b.type_bits, values);
+            if unique { self.kv.insert_new(table, &b.key, &b.value) } else { self.kv.put(table, &b.key, &b.value).map(|()| true) }
         });
         self.keys = b;
         written
