@@ -20,7 +20,7 @@ else
 endif
 PY := $(ENV_DIR)/bin/python
 STAMP := $(ENV_DIR)/.enginebench-setup
-SETUP_INPUTS := lib/pyproject.toml tools/build_wiredtiger.sh tools/build_rocksdb.sh tools/build_lmdb.sh tools/debian_source.sh tools/setup.sh tools/build_native.sh tools/rust_ok.sh
+SETUP_INPUTS := lib/pyproject.toml tools/build_engines.sh tools/build_wiredtiger.sh tools/build_rocksdb.sh tools/build_lmdb.sh tools/debian_source.sh tools/setup.sh tools/build_native.sh tools/rust_ok.sh
 # The engines the native runner links (LMDB; WiredTiger 3.2.1 beside the 11.3.1 and 2.9.2 built,
 # 2.9.2 with autotools; RocksDB's compressors, its source unpacked by dpkg-dev; tcmalloc, as
 # mongod), perf for `make bench`'s CPU attribution, Chromium for the report checks.
@@ -36,7 +36,7 @@ STANDIN_INPUTS := tools/build_standin.sh tools/standin/pom.xml $(shell find tool
 # The second stand-in, FerretDB (Go, on SQLite), built from the Go module proxy by `make test` too.
 FERRETDB_BIN := .build/ferretdb/ferretdb
 
-.PHONY: all setup native setup-legacy standin ferretdb experiment test test-builds test-uri reports compare explain bench clean notebooks help
+.PHONY: all setup native wiredtiger-2.9.2 setup-legacy standin ferretdb experiment test test-builds test-uri reports compare explain bench clean notebooks help
 
 # Each experiment's question and timed phases come from its params (lib/enginebench/helptext.py);
 # before `make setup` only the names can be listed.
@@ -52,6 +52,13 @@ $(STAMP): $(SETUP_INPUTS)
 
 # The native runner (lib/native), rebuilt whenever its sources changed (cargo is incremental).
 native: $(STAMP)
+	@bash tools/build_native.sh
+
+# WiredTiger 2.9.2 (MongoDB 3.4's release) for systems that set `options: {version: 2.9.2}`: no
+# experiment's params run it, so `make setup` leaves it out; this builds it and links it into the
+# runner (about a minute on two cores). `make test` builds it with the rest.
+wiredtiger-2.9.2: $(STAMP)
+	@EB_OLDER_WIREDTIGER=1 bash tools/build_engines.sh "$(PY)"
 	@bash tools/build_native.sh
 
 # The client environment for MongoDB 3.0-4.2 servers (pymongo 3.x); see README "The mongod target".
@@ -83,8 +90,9 @@ experiment: native $(if $(or $(filter mongod uri,$(TARGET)),$(and $(filter auto,
 
 # What `make test` needs, built side by side: the Maven and Go downloads overlap the Python
 # setup and the WiredTiger and Rust compiles, whatever -j the caller gave.
+# WiredTiger 2.9.2 (a test opens every release offered) is built inside setup when setup runs here.
 test-builds:
-	@$(MAKE) --no-print-directory -j4 native $(LEGACY_STAMP) $(STANDIN_JAR) $(FERRETDB_BIN)
+	@EB_OLDER_WIREDTIGER=1 $(MAKE) --no-print-directory -j4 wiredtiger-2.9.2 $(LEGACY_STAMP) $(STANDIN_JAR) $(FERRETDB_BIN)
 
 # lib/tests includes one experiment of each family on the stand-in through TARGET=uri. The Python
 # tests and the notebooks (nbval) run in one session on TEST_WORKERS processes, each test file on

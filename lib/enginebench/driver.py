@@ -238,6 +238,8 @@ def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None
     _clear_dead_runs()
     resolved = resolve_target(target, params)
     systems = params["systems"]
+    if resolved["kind"] == "embedded":
+        native.check_releases(params)  # an engine release the runner was not built with, named now
     if resolved["kind"] == "mongod":
         # Binaries identified and every system's options checked against its binary now: errors
         # (file, system, key, allowed values) and skipped systems are known before anything starts.

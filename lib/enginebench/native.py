@@ -32,3 +32,36 @@ def describe(name: str, workload: dict, load_threads: int) -> dict:
     per sampled collection, "sample_docs": n} (lib/native/src/sample.rs)."""
     text = json.dumps({"name": name, **{k: v for k, v in workload.items() if k != "name"}}, sort_keys=True)
     return json.loads(_describe(name, text, load_threads))
+
+
+@functools.lru_cache(maxsize=1)
+def builds() -> dict:
+    """What the runner was built with: {"wiredtiger": [releases], "rocksdb": [...], "lmdb": [...],
+    "workloads": [...], "runner": version} (`enginebench-runner engines`)."""
+    done = subprocess.run([str(native_runner()), "engines"], capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise RuntimeError(f"the native runner cannot list its engines: {done.stderr.strip()}")
+    return json.loads(done.stdout)
+
+
+# How to get a release that setup does not build by default (Makefile).
+RELEASE_BUILDS = {("wiredtiger", "2.9.2"): "`make wiredtiger-2.9.2` builds it and links it into the runner "
+                                          "(about a minute)",
+                  ("wiredtiger", "3.2.1"): "install Debian's libwiredtiger-dev, then `make native`"}
+
+
+def check_releases(params: dict) -> None:
+    """Raises, before anything starts, when a system asks for an engine release the runner was not
+    built with (naming the params file, the system, the key and the releases built)."""
+    from .engines import ENGINES, full_options
+    built = builds()
+    for system in params["systems"]:
+        release = full_options(system["engine"], system.get("options") or {}).get("version")
+        available = built.get(system["engine"], [])
+        if release is None or release in available:
+            continue
+        how = RELEASE_BUILDS.get((system["engine"], release), "rebuild the runner with it (make setup)")
+        raise ValueError(f"{params['params_file']}: systems[{system['label']}].options.version: "
+                         f"{ENGINES[system['engine']].display} {release} is not built into the native runner (built: "
+                         f"{', '.join(available)}); {how}")
+

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
+from enginebench import native
 from enginebench.engines import ENGINES
 from enginebench.families import FAMILIES
 from enginebench.mongod.spec import ENGINES as MONGOD_ENGINES
@@ -22,8 +23,7 @@ from enginebench.paths import native_runner
 
 @pytest.fixture(scope="module")
 def runner_builds():
-    out = subprocess.run([str(native_runner()), "engines"], capture_output=True, text=True, check=True, timeout=30)
-    return json.loads(out.stdout)
+    return native.builds()
 
 
 @pytest.mark.parametrize("name", list(FAMILIES))
@@ -142,6 +142,22 @@ def test_every_wiredtiger_release_offered_is_built_in_and_opens(runner_builds, t
             assert store.info().version == release
         finally:
             store.close()
+
+
+def test_a_release_the_runner_lacks_is_refused_before_anything_starts(isolated_run, monkeypatch):
+    """`make setup` leaves WiredTiger 2.9.2 out: a runner built without it refuses a system that
+    asks for it before anything starts, naming the params file, the system, the key, the releases
+    built and how to build it; the params' own releases need nothing more."""
+    from enginebench import driver
+    built = dict(native.builds(), wiredtiger=["11.3.1", "3.2.1"])
+    monkeypatch.setattr(native, "builds", lambda: built)
+    with pytest.raises(ValueError, match=r"linkbench_cached.yaml: systems\[wt321.op1\].options.version: "
+                                         r"WiredTiger 2.9.2 is not built into the native runner \(built: "
+                                         r"11.3.1, 3.2.1\); `make wiredtiger-2.9.2` builds it"):
+        driver._prepare("linkbench_cached", "smoke", "embedded", sets=["systems[wt321.op1].options.version=2.9.2"])
+    for scale in ("smoke", "default"):
+        native.check_releases(load_params("linkbench_cached", scale))
+        native.check_releases(load_params("iibench_500m", scale))
 
 
 def test_the_runners_layers_import_only_downward():

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Build the engine libraries the native runner links, side by side, each only when its build
+# script changed since it built it (its flags): LMDB from Debian's source with frame pointers
+# (seconds), RocksDB's release build of Debian's source (about five minutes on two cores) and
+# WiredTiger 11.3.1 (about two). With EB_OLDER_WIREDTIGER=1, also WiredTiger 2.9.2 (MongoDB 3.4's
+# release, the oldest the package registry serves, about a minute and a half of CPU): no
+# experiment's params run it, so `make setup` leaves it out and `make wiredtiger-2.9.2` (or
+# `make test`, whose tests open every release offered) builds it.
+# Usage: tools/build_engines.sh <python>
+set -euo pipefail
+PY=${1:?python}
+cd "$(dirname "$0")/.."
+
+built_by() {  # built_by SCRIPT LIBRARY
+  [ -f "$2" ] && [ "$(cat "$(dirname "$2")/built-by.sha256" 2>/dev/null)" = "$(sha256sum "$1" | cut -d' ' -f1)" ]
+}
+wt_built() { built_by tools/build_wiredtiger.sh "$1/out/libwiredtiger.so"; }
+built=()
+if ! built_by tools/build_lmdb.sh .build/lmdb/out/liblmdb.a; then
+  echo "setup: building LMDB 0.9.24 (Debian's source) with frame pointers (seconds)"
+  bash tools/build_lmdb.sh .build/lmdb >/dev/null & built+=($!)
+fi
+if ! built_by tools/build_rocksdb.sh .build/rocksdb/out/librocksdb.a; then
+  echo "setup: building RocksDB 7.8.3 (Debian's source) as a release build (about five minutes)"
+  bash tools/build_rocksdb.sh "$PY" .build/rocksdb >/dev/null & built+=($!)
+fi
+if ! wt_built .build/wiredtiger; then
+  echo "setup: building WiredTiger 11.3.1 with snappy and zstd (about two minutes)"
+  bash tools/build_wiredtiger.sh "$PY" .build/wiredtiger >/dev/null & built+=($!)
+fi
+if [ "${EB_OLDER_WIREDTIGER:-0}" = 1 ] && ! wt_built .build/wiredtiger-2.9.2; then
+  echo "setup: building WiredTiger 2.9.2 with snappy and zstd as extensions (about a minute)"
+  WT_VERSION=2.9.2 bash tools/build_wiredtiger.sh "$PY" .build/wiredtiger-2.9.2 >/dev/null & built+=($!)
+fi
+for pid in "${built[@]}"; do wait "$pid" || { echo "setup: a library's build failed (its log is in .build/)" >&2; exit 1; }; done
