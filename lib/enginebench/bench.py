@@ -79,6 +79,7 @@ def phase_figures(run_dir: Path) -> list[dict]:
                    "engine_share": share.get("engine"), "runner_share": share.get("runner"),
                    "libc_share": share.get("libc"), "kernel_share": share.get("kernel"),
                    "engine_with_calls": share.get("engine_with_calls"),
+                   "harness_with_calls": share.get("harness_with_calls"),
                    "perf_samples": share.get("samples"),
                    "perf_note": share.get("error") or attribution.get("unavailable")}
             if intervals is not None:
@@ -242,12 +243,13 @@ def _num(x, fmt: str) -> str:
 
 
 def print_table(rows: list[dict]) -> None:
-    # "+calls": the engine with the C library and system calls it makes (perfshare.engine_with_calls).
-    print(f"{'experiment':18} {'system':10} {'phase':12} {'engine':>7} {'+calls':>7} {'runner':>7} {'libc':>6}"
-          f" {'kernel':>7} {'ops/s':>9} {'cpu us/op':>10} {'ops/cpu-s':>10}")
+    # "+calls": the engine with the C library and system calls it makes (perfshare.engine_with_calls);
+    # "harness": the runner's code and the driver with theirs (perfshare.harness_with_calls).
+    print(f"{'experiment':18} {'system':10} {'phase':12} {'engine':>7} {'+calls':>7} {'harness':>8} {'runner':>7}"
+          f" {'libc':>6} {'kernel':>7} {'ops/s':>9} {'cpu us/op':>10} {'ops/cpu-s':>10}")
     for r in rows:
         print(f"{r['experiment'][:18]:18} {r['system'][:10]:10} {r['phase'][:12]:12} {_pct(r['engine_share']):>7}"
-              f" {_pct(r.get('engine_with_calls')):>7}"
+              f" {_pct(r.get('engine_with_calls')):>7} {_pct(r.get('harness_with_calls')):>8}"
               f" {_pct(r['runner_share']):>7} {_pct(r['libc_share']):>6} {_pct(r['kernel_share']):>7}"
               f" {_num(r.get('ops_per_s'), ',.0f'):>9} {_num(r.get('runner_cpu_us_per_op'), '.1f'):>10}"
               f" {_num(r.get('ops_per_runner_cpu_s'), ',.0f'):>10}")

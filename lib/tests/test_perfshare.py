@@ -52,6 +52,8 @@ def test_each_sample_counts_for_its_leaf_and_the_c_library_and_kernel_for_their_
     # The memcmp RocksDB called and the journal write it made are the engine's; the memcmp
     # without a chain stays the C library's.
     assert shares["engine_with_calls"] == pytest.approx(4 / 6)
+    # The harness, all in: our mimalloc sample only.
+    assert shares["harness_with_calls"] == pytest.approx(1 / 6)
 
 
 def test_without_call_chains_there_is_no_with_calls_figure():
@@ -60,7 +62,7 @@ def test_without_call_chains_there_is_no_with_calls_figure():
                          for sample in CHAINS.strip().split("\n\n"))
     shares = perfshare.shares_of_script(one_line, RUNNER)
     assert shares["samples"] == 6 and shares["engine"] == 2 / 6
-    assert "engine_with_calls" not in shares
+    assert "engine_with_calls" not in shares and "harness_with_calls" not in shares
 
 
 def test_the_mongodb_driver_is_the_client_s_own_work_on_a_server_target():

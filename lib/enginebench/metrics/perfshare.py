@@ -19,10 +19,12 @@ attributed by the code it landed in:
 The C library's time is mostly called by the others (RocksDB's key comparisons are libc's memcmp,
 copies are memmove), and so are many system calls (RocksDB's journal writes and block reads):
 `engine_with_calls` also charges each libc or kernel sample to the first frame of its call chain
-outside both, so it reads "the engine and the C library and system calls it makes". A chain perf
-cannot walk (a library built without frame pointers, as snappy's and libc's own are)
-leaves its sample where it landed, so the figure is a lower bound. The strict `engine` figure
-stays the one thresholds are judged by.
+outside both, so it reads "the engine and the C library and system calls it makes", and
+`harness_with_calls` the same for the runner's own code and the driver: what the harness costs,
+all in. A chain perf cannot walk (a library built without frame pointers, as snappy's and libc's
+own are) leaves its sample where it landed, so both are lower bounds. The strict `engine` figure
+stays the one thresholds are judged by; engine / (1 - harness_with_calls) is what it would be
+with no harness at all, the most any cut of ours can bring it to.
 
 The engine share is what the reports show next to CPU per operation; a run whose engine share
 is below ENGINE_SHARE_MIN measures its harness as much as its engine, and its CPU and
@@ -122,7 +124,8 @@ def classify(dso: str, symbol: str, runner_binary: str | None) -> str:
 
 def shares(path: Path, runner_binary: str | None = None) -> dict:
     """{'engine', 'driver', 'runner', 'libc', 'kernel', 'other': fractions of samples by the code each one
-    landed in, 'samples': n, and 'engine_with_calls' when perf recorded call chains}."""
+    landed in, 'samples': n, and 'engine_with_calls' and 'harness_with_calls' when perf recorded
+    call chains}."""
     script = subprocess.run(["perf", "script", "-i", str(path), "-F", "tid,ip,sym,dso"],
                             capture_output=True, text=True, timeout=600)
     return shares_of_script(script.stdout, runner_binary)
@@ -155,12 +158,14 @@ def shares_of_script(script: str, runner_binary: str | None = None) -> dict:
     """shares() over perf script's text. A sample counts for the code of its leaf frame; for
     engine_with_calls, a C library or kernel sample counts for its first caller outside both."""
     totals = {"engine": 0, "driver": 0, "runner": 0, "libc": 0, "kernel": 0, "other": 0}
-    with_calls = chained = 0
+    with_calls = harness = chained = 0
     for frames in samples_of_script(script):
         kinds = [classify(dso, symbol, runner_binary) for symbol, dso in frames] or ["other"]
         totals[kinds[0]] += 1
         chained += len(kinds) > 1
-        with_calls += next((kind for kind in kinds if kind not in ("libc", "kernel")), "libc") == "engine"
+        caller = next((kind for kind in kinds if kind not in ("libc", "kernel")), "libc")
+        with_calls += caller == "engine"
+        harness += caller in ("runner", "driver")
     samples = sum(totals.values())
     if samples == 0:
         return {"error": "no samples (a phase shorter than perf takes to attach)"}
@@ -168,4 +173,5 @@ def shares_of_script(script: str, runner_binary: str | None = None) -> dict:
     out["samples"] = samples
     if chained:
         out["engine_with_calls"] = with_calls / samples
+        out["harness_with_calls"] = harness / samples
     return out
