@@ -545,3 +545,23 @@ fn a_capped_collections_deleter_never_passes_a_record_still_being_written() {
         assert!(left.iter().all(|d| d.get_i32("_id").unwrap() != -1), "{engine}: the once-open record went first");
     });
 }
+
+#[test]
+fn a_thread_reads_through_an_index_added_after_its_last_read() {
+    // Ctx::with_index keeps each thread's copy of a collection's index list: an index added
+    // since (by this thread or another) is found, through the key it was built with, and a
+    // name that is no index is still refused.
+    let f = fixture("newindex", false, 1);
+    let mut reader = f.ctx();
+    let mut writer = f.ctx();
+    reader.create_collection("c", None).unwrap();
+    reader.create_index("c", enginebench_runner::calls::IndexSpec::new("a_1", &[("a", 1)], false)).unwrap();
+    reader.insert_many("c", &[doc! {"_id": 1, "a": 10, "b": 20}]).unwrap();
+    assert!(reader.get("c", Some("a_1"), &[int(10)]).unwrap().is_some());
+    writer.create_index("c", enginebench_runner::calls::IndexSpec::new("b_1", &[("b", 1)], false)).unwrap();
+    let found = reader.get("c", Some("b_1"), &[int(20)]).unwrap().expect("the new index finds the document");
+    assert_eq!(found.get_i32("_id").unwrap(), 1);
+    assert!(reader.get("c", Some("a_1"), &[int(10)]).unwrap().is_some());
+    let refused = reader.get("c", Some("c_1"), &[int(1)]).unwrap_err().to_string();
+    assert!(refused.contains("has no index \"c_1\""), "{refused}");
+}

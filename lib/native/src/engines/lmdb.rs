@@ -9,6 +9,7 @@
 use std::ffi::{c_char, c_int, c_uint, c_void, CStr, CString};
 use std::path::Path;
 use std::ptr;
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Mutex;
 
 use serde_json::{json, Value};
@@ -120,7 +121,9 @@ unsafe fn bytes<'a>(v: &MDB_val) -> &'a [u8] {
 }
 
 pub struct Lmdb {
-    env: Mutex<*mut MDB_env>,
+    /// Set at open and cleared at close, read by every transaction's begin: an atomic load, where
+    /// a lock was a cache line every client thread wrote (1% of a four-client read phase).
+    env: AtomicPtr<MDB_env>,
     dbis: Mutex<Vec<(String, MDB_dbi)>>,
     settings: Value,
 }
@@ -154,7 +157,7 @@ impl Lmdb {
         let (mut major, mut minor, mut patch) = (0, 0, 0);
         unsafe { mdb_version(&mut major, &mut minor, &mut patch) };
         Ok(Lmdb {
-            env: Mutex::new(env),
+            env: AtomicPtr::new(env),
             dbis: Mutex::new(Vec::new()),
             settings: json!({"release": format!("{major}.{minor}.{patch}"), "build": env!("EB_LMDB_BUILD_INFO"), "map_size_gb": map_gb,
                              "readahead": readahead, "sync": false,
@@ -163,7 +166,7 @@ impl Lmdb {
     }
 
     fn env(&self) -> *mut MDB_env {
-        *self.env.lock().unwrap()
+        self.env.load(Ordering::Acquire)
     }
 }
 
@@ -229,10 +232,9 @@ impl Engine for Lmdb {
     }
 
     fn close(&self) -> Result<()> {
-        let mut env = self.env.lock().unwrap();
+        let env = self.env.swap(ptr::null_mut(), Ordering::AcqRel);
         if !env.is_null() {
-            unsafe { mdb_env_close(*env) };
-            *env = ptr::null_mut();
+            unsafe { mdb_env_close(env) };
         }
         Ok(())
     }

@@ -31,10 +31,9 @@ impl Ctx {
                 let table = coll.id_index.ok_or_else(|| Error::other(format!("{} has no _id index", coll.name)))?;
                 self.seek(table, &[1], true, key, 1)?
             }
-            Some(name) => {
-                let index = coll.index(name)?;
-                self.seek(index.table, &index.directions, index.spec.unique, key, index.names.len())?
-            }
+            Some(name) => self.with_index(coll, name, |c, index| {
+                c.seek(index.table, &index.directions, index.spec.unique, key, index.names.len())
+            })?,
         };
         let Some(rid) = rid else { return Ok(None) };
         let mut raw = Vec::new();
