@@ -64,4 +64,3 @@ def check_releases(params: dict) -> None:
         raise ValueError(f"{params['params_file']}: systems[{system['label']}].options.version: "
                          f"{ENGINES[system['engine']].display} {release} is not built into the native runner (built: "
                          f"{', '.join(available)}); {how}")
-

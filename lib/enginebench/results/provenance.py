@@ -1,7 +1,6 @@
 """Facts that make a result reproducible by a stranger: host, software, code version."""
 from __future__ import annotations
 
-import json
 import os
 import platform
 import socket
@@ -39,10 +38,9 @@ def package_versions() -> dict:
         except PackageNotFoundError:
             out[name] = None
     try:  # the native runner and the engine releases built into it
-        from ..paths import native_runner
-        built = subprocess.run([str(native_runner()), "engines"], capture_output=True, text=True, timeout=30)
-        out["native"] = json.loads(built.stdout) if built.returncode == 0 else f"unavailable: {built.stderr.strip()}"
-    except (OSError, ValueError, subprocess.TimeoutExpired) as exc:  # reported, not fatal: server targets need none
+        from ..native import builds
+        out["native"] = builds()
+    except (OSError, ValueError, RuntimeError, subprocess.TimeoutExpired) as exc:  # reported, not fatal: server targets need none
         out["native"] = f"unavailable: {exc}"
     return out
 

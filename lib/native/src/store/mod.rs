@@ -95,7 +95,12 @@ impl Collection {
     }
 
     fn index(&self, name: &str) -> Result<Arc<Index>> {
-        self.indexes.read().unwrap().iter().find(|i| i.spec.name == name).cloned()
+        self.named(&self.indexes.read().unwrap(), name).cloned()
+    }
+
+    /// The index `name` in a list of this collection's indexes.
+    fn named<'a>(&self, indexes: &'a [Arc<Index>], name: &str) -> Result<&'a Arc<Index>> {
+        indexes.iter().find(|i| i.spec.name == name)
             .ok_or_else(|| Error::other(format!("collection {:?} has no index {name:?}", self.name)))
     }
 }
@@ -406,19 +411,12 @@ impl Ctx {
                      f: impl FnOnce(&mut Self, &Index) -> Result<R>) -> Result<R> {
         let address = coll as *const Collection as usize;
         let generation = coll.index_generation.load(Ordering::Acquire);
-        let list = match self.index_lists.iter().position(|l| l.collection == address) {
-            Some(i) if self.index_lists[i].generation == generation => self.index_lists.swap_remove(i),
-            found => {
-                if let Some(i) = found {
-                    self.index_lists.swap_remove(i);
-                }
-                IndexList { collection: address, generation, indexes: coll.indexes() }
-            }
+        let cached = self.index_lists.iter().position(|l| l.collection == address).map(|i| self.index_lists.swap_remove(i));
+        let list = match cached {
+            Some(list) if list.generation == generation => list,
+            _ => IndexList { collection: address, generation, indexes: coll.indexes() },
         };
-        let result = match list.indexes.iter().find(|i| i.spec.name == name) {
-            Some(index) => f(self, index),
-            None => Err(Error::other(format!("collection {:?} has no index {name:?}", coll.name))),
-        };
+        let result = coll.named(&list.indexes, name).and_then(|index| f(self, index));
         self.index_lists.push(list);
         result
     }
