@@ -2,7 +2,7 @@
 open on one session holds readers of its database back under the database and collection locks
 (a transaction may span collections, so it locks its database), and under none they read beside
 it as LMDB lets them. Each call's own lock, per granularity, is tested in the runner
-(lib/native/src/store/lock.rs)."""
+(lib/native/src/layouts/mongod_kv/lock.rs)."""
 import threading
 from types import SimpleNamespace
 

@@ -73,5 +73,5 @@ def test_the_mongodb_driver_is_the_client_s_own_work_on_a_server_target():
                    "core::ptr::drop_in_place<mongodb::cmap::conn::Connection>"):
         assert perfshare.classify(RUNNER, symbol, RUNNER) == "driver", symbol
     # Our code that builds the commands stays ours, whatever types it names.
-    ours = "enginebench_runner::target::server::commands::find<mongodb::sync::Client>"
+    ours = "enginebench_runner::executors::server::commands::find<mongodb::sync::Client>"
     assert perfshare.classify(RUNNER, ours, RUNNER) == "runner"

@@ -162,11 +162,12 @@ def test_a_release_the_runner_lacks_is_refused_before_anything_starts(isolated_r
 
 def test_the_runners_layers_import_only_downward():
     """lib/native/src in layers: the key encoding is a leaf, the engines sit above it and below the
-    record store, and the store below the workloads and targets; a module names nothing above it."""
+    server layouts, and the layouts below the workloads and executors; a module names nothing above it."""
     from enginebench.paths import repo_root
     src = repo_root() / "lib" / "native" / "src"
-    above = {"keys.rs": ("engines", "store", "calls", "workloads", "target", "phase", "run", "recorder"),
-             "engines": ("store", "calls", "workloads", "target", "phase", "run", "recorder")}
+    above = {"keys.rs": ("engines", "layouts", "calls", "workloads", "executors", "phase", "run", "recorder"),
+             "engines": ("layouts", "calls", "workloads", "executors", "phase", "run", "recorder"),
+             "layouts": ("workloads", "executors", "phase", "run", "recorder")}
     offenders = []
     for name, forbidden in above.items():
         for path in ([src / name] if name.endswith(".rs") else sorted((src / name).rglob("*.rs"))):

@@ -4,7 +4,7 @@ to (the posts' MongoDB 3.0 and 3.2), through pymongo 3.
     .venv-legacy/bin/python -m enginebench.mongod.legacy_executor
 
 The native runner generates every operation and builds its command document once
-(lib/native/src/target/server/commands.rs); for a server the Rust driver cannot reach, each
+(lib/native/src/executors/server/commands.rs); for a server the Rust driver cannot reach, each
 worker thread hands its commands to one of these processes over JSON lines (jsonlines.py). Each
 command kind maps to the pymongo 3 call that sends it the way that server understands: pymongo
 3 uses the write commands and `find` where the server has them and the older wire messages

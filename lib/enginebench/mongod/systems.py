@@ -232,7 +232,7 @@ class ServerHandle:
         return self.client["python"]
 
     def runner_spec(self, system: dict, keep_data: bool) -> dict:
-        """The runner spec's `server` part (lib/native/src/target/server/mod.rs ServerSpec)."""
+        """The runner spec's `server` part (lib/native/src/executors/server/mod.rs ServerSpec)."""
         spec = self.spec or {}
         companion = [self.client["python"], "-m", "enginebench.mongod.companion"]
         if self.deployment is not None and spec.get("engine") == "wiredTiger" and spec.get("table_type") == "lsm":

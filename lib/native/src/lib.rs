@@ -4,8 +4,9 @@
 //! Layers, each using only those below it:
 //!   calls       the Store calls every workload makes (a trait and its argument types)
 //!   engines     the embedded engines' key-value contract and adapters
-//!   store       mongod's record-store layout over an engine (implements calls::Store)
-//!   target      where a system's calls run: the embedded record store, or a server
+//!   layouts     how each server laid its collections out over an engine's tables (each
+//!               implements calls::Store)
+//!   executors   where a system's calls run: an embedded layout, or a server
 //!   workloads   each family's generator and loops, against calls::Store
 //!   phase, plan the phase plan and its phases; run, serve, sample: the subcommands
 pub mod calls;
@@ -13,7 +14,9 @@ pub mod control;
 pub mod engines;
 pub mod error;
 pub mod events;
+pub mod executors;
 pub mod keys;
+pub mod layouts;
 pub mod phase;
 pub mod plan;
 pub mod pyrandom;
@@ -21,6 +24,4 @@ pub mod recorder;
 pub mod run;
 pub mod sample;
 pub mod serve;
-pub mod store;
-pub mod target;
 pub mod workloads;

@@ -18,7 +18,7 @@ use crate::error::{Error, Kind, Result};
 use crate::events::{emit, now};
 use crate::recorder::{Clock, Outcome, Recorder, Share, CPU_SAMPLE_EVERY};
 use crate::calls::Store;
-use crate::target::Target;
+use crate::executors::Target;
 
 /// How often a phase asks its target for a finding that ends it (a stale secondary).
 const FINDING_POLL: Duration = Duration::from_secs(1);
@@ -131,7 +131,7 @@ impl PhaseResult {
 fn client_cpu_ns() -> u64 {
     let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
     unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64 + crate::target::server::child::children_cpu_ns()
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64 + crate::executors::server::child::children_cpu_ns()
 }
 
 /// How long workers may take to return once one of them met a fatal engine error.

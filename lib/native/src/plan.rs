@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::error::{Error, Result};
 use crate::events::{emit, now};
 use crate::phase::{run_phase, PhaseResult, PhaseSpec, ABORT};
-use crate::target::Target;
+use crate::executors::Target;
 use crate::workloads::{MeasureStep, Workload};
 
 #[derive(Deserialize, Debug, Clone)]

@@ -18,9 +18,9 @@ use crate::error::{Error, Kind, Result};
 use crate::events::{emit, now};
 use crate::phase::ABORT;
 use crate::plan::{self, Plan, Reopen, Step};
-use crate::store::{Locking, RecordStore, StoreOptions};
-use crate::target::server::{Server, ServerSpec};
-use crate::target::Target;
+use crate::layouts::mongod_kv::{Locking, RecordStore, StoreOptions};
+use crate::executors::server::{Server, ServerSpec};
+use crate::executors::Target;
 use crate::workloads;
 
 #[derive(Deserialize)]

@@ -19,9 +19,9 @@ use serde_json::{json, Value};
 use crate::calls::json::{docs_of, filter_of, index_name, list_of, range_of, raw_json, update_of};
 use crate::calls::{IndexSpec, Store};
 use crate::error::{Error, Result};
-use crate::store::{Ctx, RecordStore};
-use crate::target::server::{Server, ServerSpec};
-use crate::target::Target;
+use crate::layouts::mongod_kv::{Ctx, RecordStore};
+use crate::executors::server::{Server, ServerSpec};
+use crate::executors::Target;
 
 /// What a serve session holds: an engine session (with explicit transactions), or any Store.
 enum Session {

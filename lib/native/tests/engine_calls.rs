@@ -17,7 +17,7 @@ use bson::{doc, oid::ObjectId};
 use enginebench_runner::calls::{int, Range, Store, Update};
 use enginebench_runner::engines::traced::{Call, Traced};
 use enginebench_runner::engines::{self, Engine};
-use enginebench_runner::store::{oplog, Ctx, Locking, RecordStore, StoreOptions};
+use enginebench_runner::layouts::mongod_kv::{oplog, Ctx, Locking, RecordStore, StoreOptions};
 use enginebench_runner::workloads::linkbench::ops::{self, Counts, Link};
 use enginebench_runner::workloads::linkbench::DEFAULT_LINK_TYPE;
 

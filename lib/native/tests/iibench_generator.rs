@@ -17,7 +17,7 @@ use enginebench_runner::calls::Store;
 use enginebench_runner::error::Result;
 use enginebench_runner::pyrandom::Random;
 use enginebench_runner::recorder::{Clock, Outcome, Recorder};
-use enginebench_runner::target::Target;
+use enginebench_runner::executors::Target;
 use enginebench_runner::workloads::iibench::{self, IIBench, COLLECTION, QUERIES};
 use enginebench_runner::workloads::Workload;
 

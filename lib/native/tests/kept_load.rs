@@ -12,7 +12,7 @@ use common::{TempDir, EMBEDDED};
 use enginebench_runner::error::Result;
 use enginebench_runner::plan::{self, Plan, Reopen, Step};
 use enginebench_runner::run::open_store;
-use enginebench_runner::target::Target;
+use enginebench_runner::executors::Target;
 use enginebench_runner::workloads::linkbench::LinkBench;
 use enginebench_runner::workloads::Workload;
 

@@ -17,8 +17,8 @@ use enginebench_runner::calls::{Range, Store};
 use enginebench_runner::error::Result;
 use enginebench_runner::plan::{self, Plan, Reopen, Step};
 use enginebench_runner::pyrandom::Random;
-use enginebench_runner::store::RecordStore;
-use enginebench_runner::target::Target;
+use enginebench_runner::layouts::mongod_kv::RecordStore;
+use enginebench_runner::executors::Target;
 use enginebench_runner::workloads::tokumx::{document, x_value, TokuMX, COLLECTION, FIND, INSERT, LOAD, UPDATE, X_INDEX};
 use enginebench_runner::workloads::{MeasureStep, Workload};
 

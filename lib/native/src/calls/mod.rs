@@ -1,8 +1,8 @@
 //! The Store calls: what every workload asks of a system, whatever executes it.
 //!
 //! A workload is written once, against `Store`, and runs unchanged on every target: the
-//! embedded record store (store::Ctx, the engine inside this process), a MongoDB server through
-//! the official Rust driver, or an old server through the legacy executor (target::server).
+//! embedded record store (layouts::mongod_kv::Ctx, the engine inside this process), a MongoDB server through
+//! the official Rust driver, or an old server through the legacy executor (executors::server).
 //! The vocabulary is the subset of MongoDB the workloads use: documents keyed by `_id` or by an
 //! index's fields, equality and `$lt` filters, `$set`/`$inc`/`$setOnInsert` and replacement
 //! updates, ordered index ranges, counts, and transactions where the target has them.

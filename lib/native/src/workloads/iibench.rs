@@ -19,9 +19,9 @@ use super::{params, wall_ms, MeasureStep, Workload};
 use crate::error::Result;
 use crate::phase::{Env, Worker};
 use crate::pyrandom::Random;
-use crate::store::document::int;
+use crate::layouts::document::int;
 use crate::calls::{IndexSpec, Range, Store};
-use crate::target::Target;
+use crate::executors::Target;
 
 pub const COLLECTION: &str = "purchases_index";
 pub const INSERT: &str = "INSERT";

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::error::{Error, Result};
 use crate::phase::{Env, Worker};
 use crate::calls::Store;
-use crate::target::Target;
+use crate::executors::Target;
 
 /// One measured phase of the plan, as the workload sees it.
 pub struct MeasureStep {

@@ -17,7 +17,7 @@ use enginebench_runner::calls::Store;
 use enginebench_runner::error::Result;
 use enginebench_runner::phase::{Env, Worker};
 use enginebench_runner::recorder::{Clock, Recorder};
-use enginebench_runner::store::{Ctx, RecordStore};
+use enginebench_runner::layouts::mongod_kv::{Ctx, RecordStore};
 
 /// A folder under the system's temporary folder, removed when dropped.
 pub struct TempDir(pub PathBuf);

@@ -22,7 +22,7 @@ use crate::calls::{IndexSpec, Store};
 use crate::error::{Error, Result};
 use crate::events::now;
 use crate::recorder::new_histogram;
-use crate::target::server::commands;
+use crate::executors::server::commands;
 
 /// What one or more workers replayed: ops read, run and skipped (per label, with the reasons),
 /// how late they started, and per query and count its (documents, latency, due time).

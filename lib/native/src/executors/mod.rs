@@ -2,7 +2,7 @@
 //! for the system as a whole (checkpoints, counters, closing).
 //!
 //! - `embedded`: the engine inside this process, through mongod's record-store layout
-//!   (store::RecordStore); the runner is then the database server.
+//!   (layouts::mongod_kv::RecordStore); the runner is then the database server.
 //! - `server`: a MongoDB server the driver started or was given; the runner is its client.
 pub mod embedded;
 pub mod server;

@@ -161,9 +161,9 @@ mod tests {
     #[test]
     fn oplog_parts_are_the_documents_the_library_writes() {
         let id = Bson::Int32(4);
-        assert_eq!(crate::store::document::id_only(Some(&id)).unwrap().as_bytes(), doc! {"_id": 4}.to_vec().unwrap());
+        assert_eq!(crate::layouts::document::id_only(Some(&id)).unwrap().as_bytes(), doc! {"_id": 4}.to_vec().unwrap());
         let update = Update { set: Some(doc! {"a": 1, "b": "x"}.into()), ..Default::default() };
-        assert_eq!(crate::store::document::modifiers(&update).unwrap().as_bytes(),
+        assert_eq!(crate::layouts::document::modifiers(&update).unwrap().as_bytes(),
                    doc! {"$set": {"a": 1, "b": "x"}, "$inc": {}}.to_vec().unwrap());
     }
 
@@ -171,7 +171,7 @@ mod tests {
     fn a_projection_of_stored_bytes_is_the_projected_document() {
         let stored = doc! {"_id": 1, "k": 5, "c": "text", "pad": "xx"}.to_vec().unwrap();
         let fields = ["c".to_string(), "missing".to_string(), "k".to_string()];
-        assert_eq!(crate::store::document::project(&stored, &fields).unwrap().as_bytes(),
+        assert_eq!(crate::layouts::document::project(&stored, &fields).unwrap().as_bytes(),
                    doc! {"c": "text", "k": 5}.to_vec().unwrap());
     }
 

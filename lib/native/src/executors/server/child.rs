@@ -9,7 +9,7 @@ use bson::Bson;
 use serde_json::{json, Value};
 
 use crate::error::{Error, Kind, Result};
-use crate::target::server::commands::failure;
+use crate::executors::server::commands::failure;
 
 /// The children running now, and the CPU of those that ended: a server target's client is the
 /// runner and these processes, and the interval events count their CPU together.

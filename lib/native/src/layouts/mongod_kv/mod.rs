@@ -15,8 +15,8 @@
 //! overwritten in place, as MMAPv1's were, and MMAPv1's database or collection lock can be
 //! emulated (see `Locking`).
 pub mod capped;
-pub mod document;
-mod fields;
+pub use super::document;
+use super::fields;
 // The key encoding is a leaf below the engines (they decode record ids with it); the store
 // keeps its old path to it.
 pub use crate::keys;

@@ -5,7 +5,7 @@ use bson::{Bson, Document, RawDocument, RawDocumentBuf};
 pub use crate::calls::{as_i64, int};
 use crate::calls::{Cond, Filter, Update};
 use crate::error::{Error, Result};
-use super::Fields;
+use super::fields::Fields;
 
 fn numeric(v: &Bson) -> Option<f64> {
     match v {

@@ -6,7 +6,7 @@ use serde_json::{json, Value};
 use super::Target;
 use crate::calls::Store;
 use crate::error::Result;
-use crate::store::RecordStore;
+use crate::layouts::mongod_kv::RecordStore;
 
 impl Target for RecordStore {
     fn session(self: Arc<Self>) -> Result<Box<dyn Store>> {

@@ -1,0 +1,10 @@
+//! The server layouts: how one MongoDB server laid its collections and indexes out over a storage
+//! engine's tables, each an implementation of the Store calls (crate::calls::Store). A folder is
+//! named for its server and the engines under it:
+//!
+//! - `mongod_kv`: mongod 3.x's record store (a table per collection keyed by a record id, a table
+//!   per index), over the key-value contract of crate::engines: WiredTiger, RocksDB (as
+//!   MongoRocks) and LMDB (standing in for MMAPv1).
+pub mod document;
+pub mod fields;
+pub mod mongod_kv;
