@@ -20,12 +20,15 @@ else
 endif
 PY := $(ENV_DIR)/bin/python
 STAMP := $(ENV_DIR)/.enginebench-setup
-SETUP_INPUTS := lib/pyproject.toml tools/build_engines.sh tools/build_wiredtiger.sh tools/build_rocksdb.sh tools/build_lmdb.sh tools/debian_source.sh tools/setup.sh tools/build_native.sh tools/rust_ok.sh
+SETUP_INPUTS := lib/pyproject.toml tools/build_engines.sh tools/build_wiredtiger.sh tools/build_rocksdb.sh tools/build_lmdb.sh tools/debian_source.sh tools/setup.sh tools/build_native.sh tools/rust_ok.sh \
+                tools/build_perconaft.sh tools/vendor_source.sh tools/perconaft.sources $(wildcard tools/patches/fractal/*.patch)
 # The engines the native runner links (LMDB; WiredTiger 3.2.1 beside the 11.3.1 and 2.9.2 built,
 # 2.9.2 with autotools; RocksDB's compressors, its source unpacked by dpkg-dev; tcmalloc, as
-# mongod), perf for `make bench`'s CPU attribution, Chromium for the report checks.
+# mongod), PerconaFT's build (Debian's cmake: the registry's 4.x refuses its 2013-2015 CMake files;
+# liblzma), perf for `make bench`'s CPU attribution, Chromium for the report checks.
 DEBIAN_PACKAGES := libsnappy-dev libzstd-dev liblz4-dev libbz2-dev zlib1g-dev libwiredtiger-dev \
-                   libgoogle-perftools-dev dpkg-dev autoconf automake libtool linux-perf chromium
+                   libgoogle-perftools-dev dpkg-dev autoconf automake libtool linux-perf chromium \
+                   cmake liblzma-dev patch
 
 # The legacy client environment (pymongo 3.x) and the stand-in wire-protocol server the TARGET=uri
 # tests run against (tools/standin); both are built by `make test`.

@@ -5,7 +5,8 @@
 # WiredTiger 11.3.1 (about two). With EB_OLDER_WIREDTIGER=1, also WiredTiger 2.9.2 (MongoDB 3.4's
 # release, the oldest the package registry serves, about a minute and a half of CPU): no
 # experiment's params run it, so `make setup` leaves it out and `make wiredtiger-2.9.2` (or
-# `make test`, whose tests open every release offered) builds it.
+# `make test`, whose tests open every release offered) builds it. PerconaFT's three releases
+# (tools/build_perconaft.sh), about half a minute each.
 # Usage: tools/build_engines.sh <python>
 set -euo pipefail
 PY=${1:?python}
@@ -28,6 +29,16 @@ if ! wt_built .build/wiredtiger; then
   echo "setup: building WiredTiger 11.3.1 with snappy and zstd (about two minutes)"
   bash tools/build_wiredtiger.sh "$PY" .build/wiredtiger >/dev/null & built+=($!)
 fi
+# PerconaFT, the fractal tree, at the releases the posts ran (lib/enginebench/engines.py
+# FRACTAL_RELEASES): its two libraries each, about 35 CPU-seconds a release.
+for release in tokumx-1.0.4 tokumx-2.0.1 tokumxse-1.0.0-rc.6; do
+  out=.build/perconaft-$release/out
+  if [ ! -f "$out/libtokufractaltree_static.a" ] \
+     || [ "$(cat "$out/built-by.sha256" 2>/dev/null)" != "$(cat tools/build_perconaft.sh tools/patches/fractal/*.patch tools/perconaft.sources | sha256sum | cut -d' ' -f1)" ]; then
+    echo "setup: building PerconaFT $release (the fractal tree; about half a minute)"
+    bash tools/build_perconaft.sh "$release" ".build/perconaft-$release" >/dev/null & built+=($!)
+  fi
+done
 if [ "${EB_OLDER_WIREDTIGER:-0}" = 1 ] && ! wt_built .build/wiredtiger-2.9.2; then
   echo "setup: building WiredTiger 2.9.2 with snappy and zstd as extensions (about a minute)"
   WT_VERSION=2.9.2 bash tools/build_wiredtiger.sh "$PY" .build/wiredtiger-2.9.2 >/dev/null & built+=($!)

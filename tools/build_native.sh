@@ -15,6 +15,12 @@ if [ -f .build/wiredtiger-2.9.2/out/libwiredtiger.so ]; then
   EB_WIREDTIGER_BUILD="$EB_WIREDTIGER_BUILD:$PWD/.build/wiredtiger-2.9.2/out"
 fi
 export EB_WIREDTIGER_BUILD
+# PerconaFT: every release tools/build_perconaft.sh built (tools/build_engines.sh).
+EB_PERCONAFT_BUILDS=""
+for built in .build/perconaft-*/out; do
+  [ -f "$built/release" ] && EB_PERCONAFT_BUILDS="$EB_PERCONAFT_BUILDS:$PWD/$built"
+done
+export EB_PERCONAFT_BUILDS
 export EB_ROCKSDB_BUILD="$PWD/.build/rocksdb/out"
 export EB_LMDB_BUILD="$PWD/.build/lmdb/out"
 manifest=lib/native/Cargo.toml

@@ -74,6 +74,39 @@ class RocksDBOptions(RecordStoreOptions):
     config_string: str = ""                  # storage.rocksdb.configString: RocksDB's option syntax, applied last
 
 
+# PerconaFT's releases the runner builds (tools/build_perconaft.sh; tools/perconaft.sources): the
+# one seed 004's TokuMX ran (1.0.4: the newest TokuMX tag before the post's runs, whose MongoDB log
+# reads 22 August 2013; 1.1.0 was tagged on the 21st, after the clusters were deployed), seed 002's
+# Percona TokuMX 2.0.1, and seed 002's TokuMXse RC6. The release names the server whose layout
+# runs over it: tokumx-* TokuMX's, tokumxse-* mongod 3.0's as TokuMXse's tokuft engine made it.
+FRACTAL_RELEASES = ("tokumx-1.0.4", "tokumx-2.0.1", "tokumxse-1.0.0-rc.6")
+# PerconaFT has no release after these: `today` runs the newest tag here (settings.py).
+FRACTAL_NEWEST = "tokumxse-1.0.0-rc.6"
+
+
+class FractalOptions(RecordStoreOptions):
+    """PerconaFT's settings as TokuMX (storage/env.cpp, cmdline.h) and TokuMXse
+    (tokuft_engine_options.cpp, tokuft_dictionary_options.cpp) set them; unset (None) takes the
+    release's server's own (the runner names each source: src/engines/fractal.rs)."""
+    version: Literal[FRACTAL_RELEASES] = "tokumx-2.0.1"
+    cache_size_mb: int | None = Field(None, ge=1)        # None: half of the machine's memory (both servers)
+    checkpoint_s: int = Field(60, ge=0)                  # TokuMX --checkpointPeriod; TokuMXse --syncdelay
+    log_flush_ms: int = Field(100, ge=0, le=300)         # TokuMX --logFlushPeriod; TokuMXse ...JournalCommitInterval
+    lock_timeout_ms: int | None = Field(None, ge=0)      # None: TokuMX 4000, TokuMXse 100
+    locktree_max_mb: int | None = Field(None, ge=1)      # None: TokuMX a tenth of the cache, TokuMXse 64
+    cleaner_period_s: int = Field(2, ge=0)
+    cleaner_iterations: int = Field(5, ge=0)
+    fs_redzone_percent: int = Field(5, ge=0, le=100)
+    direct_io: bool = False
+    compress_buffers_before_eviction: bool | None = None  # None: TokuMX 2.x the engine's (on), TokuMXse off
+    # Every dictionary's (TokuMX's defaults: pageSize 4MB, readPageSize 64KB, zlib, fanout 16).
+    page_size_kb: int = Field(4096, ge=64)
+    read_page_size_kb: int = Field(64, ge=1)
+    compression: Literal["zlib", "quicklz", "lzma", "none"] = "zlib"
+    fanout: int | None = Field(None, ge=4)               # None: 16 (fixed in 1.x)
+    fast_updates: bool = False                           # TokuMX 2.x's fastUpdates server parameter
+
+
 MMAP_LOCKS = ("database", "collection", "none")
 
 
@@ -146,6 +179,28 @@ def _lmdb_oplog_ring(options: dict, counted_bytes: int) -> tuple[int, str]:
     return max(0, ring - counted_bytes // 2), "the rest of the oplog's ring, preallocated in full (as MMAPv1's was)"
 
 
+def _fractal_settings(options: dict) -> dict:
+    """A fractal system as a server: TokuMX 2.x (--cacheSize, --checkpointPeriod, default*
+    parameters, fastUpdates) for a tokumx release, TokuMXse's tokuft engine otherwise."""
+    tokumx = str(options.get("version", "tokumx-2.0.1")).startswith("tokumx-")
+    read_page = options.get("read_page_size_kb")
+    out = {"engine": "tokumx" if tokumx else "tokuft", "cache_size_mb": options.get("cache_size_mb"),
+           "block_compressor": options.get("compression"), "fanout": options.get("fanout"),
+           "read_page_size": read_page * 1024 if read_page else None}
+    if tokumx:
+        out.update(checkpoint_period_s=options.get("checkpoint_s"), fast_updates=options.get("fast_updates") or None,
+                   log_flush_period_ms=options.get("log_flush_ms"))
+    else:
+        out["syncdelay_s"] = options.get("checkpoint_s")
+    return out
+
+
+def _fractal_log(options: dict, data_bytes: int) -> tuple[int, str]:
+    # The log is trimmed at each checkpoint: at most the log of one checkpoint period's writes,
+    # which a load's data bounds.
+    return min(data_bytes, 1 << 30), "PerconaFT's log (tokulog files) until the next checkpoint trims it"
+
+
 def full_options(engine: str, options: dict) -> dict:
     """Every option of `engine`, its defaults filled in and the values checked: what the native
     runner reads (it keeps no defaults of its own: lib/native/src/engines/mod.rs, Options)."""
@@ -167,6 +222,8 @@ ENGINES: dict[str, Engine] = {e.name: e for e in (
     # LMDB's memory-mapped B+tree stands in for MMAPv1; it keeps no log of its own, but its
     # oplog is a ring created at full size.
     Engine("lmdb", "LMDB (mmap)", LMDBOptions, "mmapv1", lambda o: {}, _lmdb_oplog_ring),
+    # PerconaFT: TokuMX's or TokuMXse's, by its release (the mongod engine follows it).
+    Engine("fractal", "PerconaFT (fractal)", FractalOptions, "tokumx", _fractal_settings, _fractal_log),
 )}
 NAMES = tuple(ENGINES)
 

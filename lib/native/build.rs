@@ -40,6 +40,50 @@ fn build_shim(include: &Path, lib_dir: &Path, out: &Path) -> Option<(String, Pat
     Some((version, target, lib_dir.to_path_buf()))
 }
 
+/// One PerconaFT release's shim (shim/ft_shim.c): compiled against the release's own db.h, with the
+/// release's differences as switches read from that header, and linked with the release's static
+/// libraries into one shared object that exports only the shim's functions (a version script),
+/// so several releases can be loaded side by side and nothing of one binds to another.
+fn build_ft_shim(build: &Path, out: &Path) -> (String, PathBuf) {
+    let release = fs::read_to_string(build.join("release"))
+        .unwrap_or_else(|_| panic!("{} has no release file: rebuild it with tools/build_perconaft.sh", build.display()))
+        .trim().to_string();
+    let include = build.join("include");
+    let header = fs::read_to_string(include.join("db.h")).unwrap_or_else(|_| panic!("{}/db.h is missing", include.display()));
+    for built in ["include/db.h", "libtokufractaltree_static.a", "libtokuportability_static.a", "build-info"] {
+        println!("cargo:rerun-if-changed={}", build.join(built).display());
+    }
+    let mut switches = Vec::new();
+    for (needle, switch) in [("get_lock_wait_time_cb", "EB_FT_LOCK_TIMEOUT_CALLBACK"), ("set_fanout", "EB_FT_FANOUT"),
+                             ("set_memcmp_magic", "EB_FT_MEMCMP_MAGIC"),
+                             ("compress_buffers_before_eviction", "EB_FT_COMPRESS_BUFFERS"),
+                             ("DBT_ARRAY *keys", "EB_FT_DBT_ARRAY")] {
+        if header.contains(needle) {
+            switches.push(format!("-D{switch}"));
+        }
+    }
+    if header.lines().any(|l| l.trim_start().starts_with("DOUBLE")) {
+        switches.push("-DEB_FT_STATUS_DOUBLE".into());
+    }
+    let map = out.join("ft_shim.map");
+    fs::write(&map, "{ global: eb_ft_*; local: *; };\n").expect("cannot write the shim's version script");
+    let target = out.join(format!("libeb_ft_{release}.so"));
+    let compiler = cc::Build::new().cpp(true).get_compiler();
+    let status = Command::new(compiler.path())
+        .args(["-x", "c", "-std=gnu99", "-O2", "-fPIC", "-fno-omit-frame-pointer", "-Wall", "shim/ft_shim.c", "-x", "none"])
+        .args(&switches)
+        .arg(format!("-I{}", include.display()))
+        .args(["-shared", "-o"]).arg(&target)
+        .arg(build.join("libtokufractaltree_static.a"))
+        .arg(build.join("libtokuportability_static.a"))
+        .arg(format!("-Wl,--version-script={}", map.display()))
+        .args(["-Wl,--exclude-libs,ALL", "-Wl,-z,defs", "-lz", "-llzma", "-lstdc++", "-lpthread", "-ldl", "-lm"])
+        .status()
+        .expect("could not run the C compiler");
+    assert!(status.success(), "building the PerconaFT {release} shim failed");
+    (release, target)
+}
+
 /// The linked RocksDB's release, from its header (its C API has no version call).
 fn rocksdb_version(build: &Path) -> String {
     let header = build.join("include/rocksdb/version.h");
@@ -172,6 +216,15 @@ fn main() {
             shims.push(shim);
         }
     }
+    // PerconaFT: every release tools/build_perconaft.sh built (`:`-separated out folders).
+    println!("cargo:rerun-if-changed=shim/ft_shim.c");
+    println!("cargo:rerun-if-env-changed=EB_PERCONAFT_BUILDS");
+    let ft_shims: Vec<String> = env::var("EB_PERCONAFT_BUILDS").unwrap_or_default().split(':')
+        .filter(|b| !b.is_empty())
+        .map(|b| build_ft_shim(Path::new(b), &out))
+        .map(|(release, shim)| format!("{release}={}", shim.display()))
+        .collect();
+    println!("cargo:rustc-env=EB_FT_SHIMS={}", ft_shims.join(";"));
     // Debian's release, where its development package is installed: optional.
     let debian_lib = Path::new("/usr/lib/x86_64-linux-gnu");
     if Path::new("/usr/include/wiredtiger.h").exists() && debian_lib.join("libwiredtiger.so").exists() {

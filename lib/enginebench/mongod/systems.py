@@ -53,13 +53,14 @@ class SystemSkipped(Exception):
 ORIGIN = {"cache_size_mb": "cache_size_mb", "block_compressor": "block_compressor", "syncdelay_s": "checkpoint_s",
           "journal": "log", "journal_compressor": "journal_compressor", "table_type": "table_type",
           "oplog_size_mb": "oplog_size_mb"}
-ORIGIN_BY_ENGINE = {("rocksdb", "block_compressor"): "compression"}
+ORIGIN_BY_ENGINE = {("rocksdb", "block_compressor"): "compression", ("fractal", "block_compressor"): "compression"}
 
 
 def implied_spec(system: dict) -> dict:
     """The mongod spec a system's embedded engine and options stand for."""
     options = system.get("options") or {}
     record = ENGINES[system["engine"]]
+    # A record's mongod_settings may name the engine itself (the fractal tree: TokuMX or tokuft).
     spec: dict = {"engine": record.mongod_engine, **record.mongod_settings(options)}
     if options.get("oplog"):
         spec["topology"] = "replset"

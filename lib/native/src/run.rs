@@ -20,6 +20,7 @@ use crate::phase::ABORT;
 use crate::plan::{self, Plan, Reopen, Step};
 use crate::layouts::mongod_kv::{Locking, RecordStore, StoreOptions};
 use crate::executors::server::{Server, ServerSpec};
+use crate::executors::embedded::Embedded;
 use crate::executors::Target;
 use crate::workloads;
 
@@ -205,9 +206,12 @@ type ReopenFn = Box<dyn Fn(&Arc<dyn Target>, &Reopen) -> Result<(Value, Arc<dyn 
 fn open_embedded(spec: &Spec) -> Result<(Arc<dyn Target>, ReopenFn)> {
     let dir = std::path::PathBuf::from(&spec.data_dir);
     let (engine, options) = (spec.system.engine.clone(), spec.system.options.clone());
-    let opened = open_store(&engine, &dir, &options)?;
-    emit("store_info", json!({"engine": opened.engine.name(), "version": opened.engine.version(), "config": opened.info(),
-                              "atomic": true, "label": spec.system.label, "executor": "embedded"}));
+    let opened = Embedded::open(&engine, &dir, &options)?;
+    let mut info = opened.info();
+    info["atomic"] = json!(true);
+    info["label"] = json!(spec.system.label);
+    info["executor"] = json!("embedded");
+    emit("store_info", info);
     // Close the engine (writing back its dirty pages), evict its files or copy them, open it again.
     let reopen: ReopenFn = Box::new(move |current: &Arc<dyn Target>, action: &Reopen| {
         current.close()?;
@@ -215,10 +219,10 @@ fn open_embedded(spec: &Spec) -> Result<(Arc<dyn Target>, ReopenFn)> {
             Reopen::Evict(method) => plan::evict(&dir, method)?,
             Reopen::CopyTo(to) => plan::copy_dir(&dir, to)?,
         };
-        let reopened: Arc<dyn Target> = open_store(&engine, &dir, &options)?;
+        let reopened: Arc<dyn Target> = Embedded::open(&engine, &dir, &options)?.target();
         Ok((done, reopened))
     });
-    Ok((opened, reopen))
+    Ok((opened.target(), reopen))
 }
 
 /// How long a server restart for a cold start may take (a replica set elects its primary again).

@@ -132,9 +132,13 @@ fn open(engine: &str, dir: &Path, options: &str, server: Option<&str>) -> Result
     }
     let options: serde_json::Map<String, Value> = serde_json::from_str(options)
         .map_err(|e| Error::other(format!("--options: not a JSON object: {e}")))?;
-    let store = crate::run::open_store(engine, dir, &options)?;
-    let info = json!({"engine": store.engine.name(), "version": store.engine.version(), "config": store.info()});
-    Ok((store.clone(), info, Some(store)))
+    let opened = crate::executors::embedded::Embedded::open(engine, dir, &options)?;
+    let info = opened.info();
+    let explicit = match &opened {
+        crate::executors::embedded::Embedded::Mongod(store) => Some(store.clone()),
+        _ => None,
+    };
+    Ok((opened.target(), info, explicit))
 }
 
 pub fn main(engine: &str, dir: &Path, options: &str, server: Option<&str>) -> i32 {

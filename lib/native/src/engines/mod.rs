@@ -32,6 +32,19 @@ pub enum TableKind {
     Metadata,
 }
 
+/// What one server's record store did differently over its engine (mongod 3.x over WiredTiger
+/// and MongoRocks: neither).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RecordStoreLayout {
+    /// Every index entry's key ends with its record id, a unique index's too, whose uniqueness is
+    /// then checked by a read of the range first (TokuMXse's KVSortedDataImpl); otherwise a
+    /// unique index's key is its fields alone and its value the record id (mongod's).
+    pub record_id_in_every_key: bool,
+    /// The record store reads a record before it rewrites or deletes it, to keep its size counter
+    /// (TokuMXse's KVRecordStore::updateRecord and deleteRecord: the 3.0 API passed no old record).
+    pub reads_record_before_write: bool,
+}
+
 /// A table handle: an index into the engine's own table list.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Table(pub usize);
@@ -51,6 +64,10 @@ pub trait Engine: Send + Sync {
     /// it emulates.
     fn mmap_stand_in(&self) -> bool {
         false
+    }
+    /// How its server's record store laid mongod's data over it, where the servers differed.
+    fn record_store_layout(&self) -> RecordStoreLayout {
+        RecordStoreLayout::default()
     }
     fn version(&self) -> String;
     /// The settings it runs with, for the manifest (every config string, as passed).
@@ -120,6 +137,23 @@ pub trait Session {
             self.delete(table, &key)?;
         }
         Ok(())
+    }
+    /// Whether any key lies in [low, high]: a unique index's duplicate check where the record id
+    /// is part of every key (TokuMXse's dupKeyCheck, which locks the range first).
+    fn any_in_range(&mut self, table: Table, low: &[u8], high: &[u8]) -> Result<bool> {
+        let mut found = false;
+        let end = crate::keys::prefix_successor(high);
+        self.scan(table, low, end.as_deref(), false, &mut |k, _| {
+            found = k <= high;
+            false
+        })?;
+        Ok(found)
+    }
+    /// Writes `new` over `old` (the same size) as the engine's own in-place update, where its
+    /// server had one (TokuMXse's update message of changed byte ranges); false when it has
+    /// none, and the caller writes the value whole.
+    fn update_in_place(&mut self, _table: Table, _key: &[u8], _old: &[u8], _new: &[u8]) -> Result<bool> {
+        Ok(false)
     }
     /// Keys in [low, high) (high None: to the end of the table), ascending, or descending from
     /// just below `high` when `reverse`.
@@ -207,6 +241,10 @@ impl<'a> Options<'a> {
     /// An integer the params may leave unset (null): then the server's setting, `server`.
     pub fn int_or_server(&self, key: &'static str, server: i64) -> Result<i64> {
         Ok(self.optional_int(key)?.unwrap_or(server))
+    }
+    /// A flag the params may leave unset (null): then None, the engine's own default.
+    pub fn raw_bool(&self, key: &'static str) -> Result<Option<bool>> {
+        self.raw(key).map(|v| self.as_bool(key, v)).transpose()
     }
     pub fn boolean(&self, key: &'static str) -> Result<bool> {
         let v = self.required(key)?;

@@ -4,6 +4,8 @@
 //! the events the runner writes for the driver.
 #![allow(dead_code)]
 
+pub mod fractal;
+
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

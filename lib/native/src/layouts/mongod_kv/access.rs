@@ -16,7 +16,7 @@ impl Ctx {
     pub(super) fn locate(&mut self, coll: &Collection, index: Option<&str>, key: &[Bson], idhack: bool, for_update: bool)
               -> Result<Option<(i64, Vec<u8>)>> {
         let rid = match index {
-            None if idhack => {
+            None if idhack && self.store.rid_in_value(true) => {
                 let table = coll.id_index.ok_or_else(|| Error::other(format!("{} has no _id index", coll.name)))?;
                 let id = key.first().ok_or_else(|| Error::other("a lookup by _id needs the _id value"))?;
                 let encoded = keys::encode(&[id], &[1], &mut Vec::new())?;
@@ -29,10 +29,11 @@ impl Ctx {
             }
             None => {
                 let table = coll.id_index.ok_or_else(|| Error::other(format!("{} has no _id index", coll.name)))?;
-                self.seek(table, &[1], true, key, 1)?
+                self.seek(table, &[1], self.store.rid_in_value(true), key, 1)?
             }
             Some(name) => self.with_index(coll, name, |c, index| {
-                c.seek(index.table, &index.directions, index.spec.unique, key, index.names.len())
+                let in_value = c.store.rid_in_value(index.spec.unique);
+                c.seek(index.table, &index.directions, in_value, key, index.names.len())
             })?,
         };
         let Some(rid) = rid else { return Ok(None) };
@@ -47,6 +48,7 @@ impl Ctx {
 
     /// IXSCAN's first entry for an equality on the index's leading fields: a cursor positioned
     /// at the key (Session::scan stops after one entry) and the record id it points at.
+    /// `unique`: the index keeps its record ids in its values (RecordStore::rid_in_value).
     pub(super) fn seek(&mut self, table: Table, directions: &[i8], unique: bool, key: &[Bson], fields: usize) -> Result<Option<i64>> {
         let refs: Vec<&Bson> = key.iter().collect();
         let mut prefix = Vec::new();

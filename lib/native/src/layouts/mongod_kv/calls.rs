@@ -96,15 +96,17 @@ impl Store for Ctx {
                 return Err(Error::other(format!("an update may not change the size of a document in capped collection {collection:?}")));
             }
             let (old_fields, new_fields) = (Fields::of(&before), Fields::of(&after));
+            let mut indexed = false;
             for index in coll.indexes().iter() {
                 let old = old_fields.key_values(None, &index.names);
                 let new = new_fields.key_values(None, &index.names);
                 if old.iter().zip(&new).any(|(a, b)| a != b) {
+                    indexed = true;
                     c.delete_index_entry(index, &old_fields, rid)?;
                     c.put_index_entry(index, &new_fields, None, rid)?;
                 }
             }
-            c.kv.put(coll.records, &keys::record_key(rid), &encoded)?;
+            c.rewrite_record(&coll, rid, &raw, &encoded, indexed)?;
             let id = document::id_only(before.get("_id"))?;
             let change = match &update.replace {
                 Some(_) => document::raw(encoded)?,
@@ -183,7 +185,7 @@ impl Store for Ctx {
             (Some(_), Some(fields)) => fields.iter().all(|f| names.contains(f) && f != "_id"),
             _ => false,
         };
-        let unique = idx.as_ref().map(|i| i.spec.unique).unwrap_or(true);
+        let unique = self.store.rid_in_value(idx.as_ref().map(|i| i.spec.unique).unwrap_or(true));
         self.read_call(&coll, |c| {
             if covered {
                 let entries = c.entries(&coll, idx.as_deref(), range, |k, v| (k.to_vec(), v.to_vec()))?;
@@ -250,8 +252,8 @@ impl Store for Ctx {
         let coll = self.collection(collection)?;
         let idx = match index { Some(name) => Some(coll.index(name)?), None => None };
         let (table, unique) = match &idx {
-            Some(i) => (i.table, i.spec.unique),
-            None => (coll.id_index.ok_or_else(|| Error::other("no _id index"))?, true),
+            Some(i) => (i.table, self.store.rid_in_value(i.spec.unique)),
+            None => (coll.id_index.ok_or_else(|| Error::other("no _id index"))?, self.store.rid_in_value(true)),
         };
         let mut start = after.map(|a| a.to_vec()).unwrap_or_default();
         if after.is_some() {

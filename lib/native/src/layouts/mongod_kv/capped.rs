@@ -248,7 +248,7 @@ pub fn ring_place(ctx: &mut Ctx, coll: &Arc<Collection>, size: i64) -> Result<i6
             // Overwritten in place below: only its index entries go (and it leaves the count).
             ctx.record_deltas.push((coll.clone(), -1));
             if let Some(id) = doc.get("_id") {
-                ctx.delete_id_entry(coll, id)?;
+                ctx.delete_id_entry(coll, id, *rid)?;
             }
             let fields = super::Fields::of(&doc);
             for index in coll.indexes().iter() {

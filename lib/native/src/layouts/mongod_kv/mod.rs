@@ -131,6 +131,8 @@ pub struct RecordStore {
     pub oplog_trim: Option<oplog::Trim>,
     trimmer: std::sync::Mutex<Option<oplog::Trimmer>>,
     pub conflicts: AtomicU64,
+    /// What the engine's server did differently (Engine::record_store_layout).
+    layout: crate::engines::RecordStoreLayout,
 }
 
 impl RecordStore {
@@ -146,7 +148,9 @@ impl RecordStore {
             oplog_trim: None,
             trimmer: std::sync::Mutex::new(None),
             conflicts: AtomicU64::new(0),
+            layout: Default::default(),
         };
+        store.layout = store.engine.record_store_layout();
         store.load_catalog()?;
         if store.options.oplog {
             if !store.options.ring_capped {
@@ -301,12 +305,24 @@ impl RecordStore {
     }
 
     // -- lifecycle ----------------------------------------------------------------------------
+    /// Whether an index keeps its record ids in its values (a unique index of mongod's layout)
+    /// rather than at the end of its keys.
+    pub(super) fn rid_in_value(&self, unique: bool) -> bool {
+        unique && !self.layout.record_id_in_every_key
+    }
+
     pub fn info(&self) -> Value {
         let mut config = self.engine.config();
         config["oplog"] = json!(self.options.oplog);
         config["insert_group"] = json!(self.options.insert_group);
         config["oplog_size_mb"] = json!(self.options.oplog_bytes >> 20);
-        config["layout"] = json!("mongod's: record ids, a unique _id index, KeyString-shaped index keys");
+        config["layout"] = json!(if self.layout.record_id_in_every_key {
+            "mongod 3.0's as TokuMXse's tokuft engine made it: record ids, an _id index, KeyString-shaped index keys \
+             each ending with its record id (unique ones too, checked by a read first), a read of each record \
+             before it is rewritten or deleted, same-size updates as update messages"
+        } else {
+            "mongod's: record ids, a unique _id index, KeyString-shaped index keys"
+        });
         if self.engine.mmap_stand_in() {
             config["emulated_lock"] = json!(self.options.locking.name());
         }

@@ -27,22 +27,38 @@ impl Ctx {
         Ok(())
     }
 
-    pub(super) fn delete_id_entry(&mut self, coll: &Collection, id: &Bson) -> Result<()> {
+    pub(super) fn delete_id_entry(&mut self, coll: &Collection, id: &Bson, rid: i64) -> Result<()> {
         let Some(table) = coll.id_index else { return Ok(()) };
-        self.delete_entry(table, true, &[id], &[1], 0)
+        self.delete_entry(table, true, &[id], &[1], rid)
     }
 
     /// Writes one index entry as mongod lays it out: a unique index's key is the fields and its
     /// value the record id and type bits; a standard index's key ends with the record id and its
     /// value is the type bits. False when a unique key is taken. Built in the thread's buffers.
+    /// Where every key ends with its record id (TokuMXse: RecordStore::rid_in_value), a unique
+    /// index first looks for any entry with the same fields (KVSortedDataImpl::insert's
+    /// dupKeyCheck over [fields + the smallest record id, fields + the largest]).
     fn put_entry(&mut self, table: Table, unique: bool, values: &[&Bson], directions: &[i8], rid: i64) -> Result<bool> {
+        let in_value = self.store.rid_in_value(unique);
         let mut b = std::mem::take(&mut self.keys);
         b.type_bits.clear();
         b.value.clear();
         let written = keys::encode_into(&mut b.key, values, directions, &mut b.type_bits).and_then(|()| {
-            keys::append_record_id(if unique { &mut b.value } else { &mut b.key }, rid);
+            if unique && !in_value {
+                let fields = b.key.len();
+                b.value.extend_from_slice(&b.key);
+                keys::append_record_id(&mut b.value, 0);
+                keys::append_record_id(&mut b.key, i64::MAX);
+                let taken = self.kv.any_in_range(table, &b.value, &b.key)?;
+                b.key.truncate(fields);
+                b.value.clear();
+                if taken {
+                    return Ok(false);
+                }
+            }
+            keys::append_record_id(if in_value { &mut b.value } else { &mut b.key }, rid);
             keys::append_type_bits_value(&mut b.value, &b.type_bits, values);
-            if unique { self.kv.insert_new(table, &b.key, &b.value) } else { self.kv.put(table, &b.key, &b.value).map(|()| true) }
+            if in_value { self.kv.insert_new(table, &b.key, &b.value) } else { self.kv.put(table, &b.key, &b.value).map(|()| true) }
         });
         self.keys = b;
         written
@@ -53,7 +69,7 @@ impl Ctx {
         let mut b = std::mem::take(&mut self.keys);
         b.type_bits.clear();
         let done = keys::encode_into(&mut b.key, values, directions, &mut b.type_bits).and_then(|()| {
-            if !unique {
+            if !self.store.rid_in_value(unique) {
                 keys::append_record_id(&mut b.key, rid);
             }
             self.kv.delete(table, &b.key)
@@ -125,17 +141,44 @@ impl Ctx {
         Ok(size)
     }
 
+    /// Writes a document's new bytes over its old ones: as the engine's own in-place update where
+    /// its server had one and nothing indexed changed (TokuMXse's updateWithDamages, for a
+    /// same-size update), else whole, after reading the record again where the server did
+    /// (TokuMXse's updateRecord: RecordStoreLayout::reads_record_before_write).
+    pub(super) fn rewrite_record(&mut self, coll: &Collection, rid: i64, old: &[u8], new: &[u8], indexed: bool) -> Result<()> {
+        let key = keys::record_key(rid);
+        if !indexed && old.len() == new.len() && self.kv.update_in_place(coll.records, &key, old, new)? {
+            return Ok(());
+        }
+        self.read_before_write(coll, &key)?;
+        self.kv.put(coll.records, &key, new)
+    }
+
+    /// The read of a record its server made before rewriting or deleting it (for a size counter).
+    fn read_before_write(&mut self, coll: &Collection, key: &[u8]) -> Result<()> {
+        if self.store.layout.reads_record_before_write {
+            let mut stored = std::mem::take(&mut self.scratch);
+            stored.clear();
+            let read = self.kv.get_for_update(coll.records, key, &mut stored);
+            self.scratch = stored;
+            read?;
+        }
+        Ok(())
+    }
+
     /// Removes a document and its index entries (not logged: callers log what they mean).
     pub(super) fn remove_record(&mut self, coll: &Arc<Collection>, rid: i64, doc: &Document) -> Result<()> {
         self.record_deltas.push((coll.clone(), -1));
         if let Some(id) = doc.get("_id") {
-            self.delete_id_entry(coll, id)?;
+            self.delete_id_entry(coll, id, rid)?;
         }
         let fields = Fields::of(doc);
         for index in coll.indexes().iter() {
             self.delete_index_entry(index, &fields, rid)?;
         }
-        self.kv.delete(coll.records, &keys::record_key(rid))
+        let key = keys::record_key(rid);
+        self.read_before_write(coll, &key)?;
+        self.kv.delete(coll.records, &key)
     }
 
     /// Appends the oplog entry of a write, in its transaction: built from the write's own bytes
