@@ -240,6 +240,7 @@ def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None
     systems = params["systems"]
     if resolved["kind"] == "embedded":
         native.check_releases(params)  # an engine release the runner was not built with, named now
+        native.check_host(params)  # an engine this host cannot start (PerconaFT under THP=always)
     if resolved["kind"] == "mongod":
         # Binaries identified and every system's options checked against its binary now: errors
         # (file, system, key, allowed values) and skipped systems are known before anything starts.

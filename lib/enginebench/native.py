@@ -64,3 +64,28 @@ def check_releases(params: dict) -> None:
         raise ValueError(f"{params['params_file']}: systems[{system['label']}].options.version: "
                          f"{ENGINES[system['engine']].display} {release} is not built into the native runner (built: "
                          f"{', '.join(available)}); {how}")
+
+
+THP_FILE = "/sys/kernel/mm/transparent_hugepage/enabled"
+
+
+def check_host(params: dict, thp_file: str = THP_FILE) -> None:
+    """Raises, before anything starts, when the host cannot run a system's engine: PerconaFT (the
+    fractal tree) refuses to open its environment while transparent huge pages are `always`
+    (portability/huge_page_detection.cc; TOKUDB_HUGE_PAGES_ENABLED), unless TOKU_HUGE_PAGES_OK is
+    set, its own override."""
+    import os
+    fractal = [s["label"] for s in params["systems"] if s["engine"] == "fractal"]
+    if not fractal or "TOKU_HUGE_PAGES_OK" in os.environ:
+        return
+    try:
+        with open(thp_file) as f:
+            setting = f.readline().strip()
+    except OSError:
+        return  # no such file: the kernel has no transparent huge pages
+    if "[always]" in setting:
+        raise ValueError(
+            f"{params['params_file']}: systems[{fractal[0]}].engine: fractal: PerconaFT (the fractal tree) refuses to "
+            f"start while transparent huge pages are always on ({thp_file}: {setting}). As root, "
+            f"`echo madvise > {thp_file}` (or never), then run again; or set TOKU_HUGE_PAGES_OK=1 to start it "
+            "anyway, PerconaFT's own override (its memory may then exceed what it was given)")

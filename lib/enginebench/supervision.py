@@ -71,6 +71,18 @@ class Supervision:
         self.samples_written = 0
         self.profiler = None
 
+    def engine_env(self) -> dict:
+        """The environment the system's engine asks for in an embedded runner (engines.py
+        runner_env), recorded in its manifest entry."""
+        from .engines import ENGINES
+        if self.s.server is not None:
+            return {}
+        system = next((x for x in self.s.params["systems"] if x["label"] == self.s.label), {})
+        env = ENGINES[system["engine"]].runner_env if system.get("engine") in ENGINES else {}
+        if env:
+            self.result["runner_env"] = env
+        return env
+
     def run(self) -> None:
         self._start()
         try:
@@ -99,7 +111,7 @@ class Supervision:
         # stdin: the driver's replies to the runner's requests and its end of a phase judged
         # steady (the runner's control.rs)
         self.proc = subprocess.Popen(s.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.stderr,
-                                     text=True, preexec_fn=preexec, env={**os.environ, **RUNNER_ENV})
+                                     text=True, preexec_fn=preexec, env={**os.environ, **RUNNER_ENV, **self.engine_env()})
         threading.Thread(target=self._read_events, name="runner-events", daemon=True).start()
         self.watched = [self.proc.pid] + (list(s.server.pids) if s.server is not None else [])
         if s.scratch is not None:  # so that a later run can end them if this driver dies

@@ -71,7 +71,8 @@ def _build_runner(copy: Path) -> None:
     build = native_runner().parents[2]  # .build/native/release/enginebench-runner
     env = {**os.environ, "CARGO_TARGET_DIR": str(build / "native"),
            "EB_WIREDTIGER_BUILD": f"{build / 'wiredtiger' / 'out'}:{build / 'wiredtiger-2.9.2' / 'out'}",
-           "EB_ROCKSDB_BUILD": str(build / "rocksdb" / "out"), "EB_LMDB_BUILD": str(build / "lmdb" / "out")}
+           "EB_ROCKSDB_BUILD": str(build / "rocksdb" / "out"), "EB_LMDB_BUILD": str(build / "lmdb" / "out"),
+           "EB_PERCONAFT_BUILDS": ":".join(str(out.parent) for out in sorted(build.glob("perconaft-*/out/release")))}
     out = subprocess.run(["cargo", "build", "--release", "--quiet", "--manifest-path", str(manifest)],
                          env=env, capture_output=True, text=True, timeout=1200)
     assert out.returncode == 0, out.stderr[-4000:]

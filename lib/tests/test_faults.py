@@ -104,22 +104,15 @@ def test_a_system_that_cannot_fit_is_refused_before_it_starts(tmp_path, tmpfs):
     _nothing_left(data)
 
 
-@pytest.mark.parametrize("label", ["wt.op1", "lmdb.op1"])  # WiredTiger panics; LMDB returns the error
-def test_a_disk_that_fills_during_a_run_names_its_cause(label, tmp_path, tmpfs, monkeypatch, capfd):
-    params = load_params("linkbench_cached", "smoke")
-    params["systems"] = [s for s in params["systems"] if s["label"] == label]
-    room = space.expected_size(space.data_estimate(driver.describe(params)), params["systems"][0])["bytes"]
-    data = tmpfs(f"{(room >> 20) + 24}m")  # the system fits when it starts
-    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
-    monkeypatch.setenv("ENGINEBENCH_DATA", str(data))
-    monkeypatch.setattr(driver, "load_params", lambda exp, scale, sets=None: params)
-    filled = {}
+def _fill_the_disk(data: Path, results: Path, events_glob: str, marker: str) -> tuple[threading.Thread, dict]:
+    """A thread that fills the device under `data`, 1 MiB at a time, once the events file matching
+    `events_glob` holds `marker`; `filled["at"]` is when the device refused more (set "stop" to give up)."""
+    filled: dict = {}
 
-    def fill_when_the_load_starts():
-        # Another process takes the rest of the device while the system loads.
+    def fill():
         while not filled.get("stop"):
-            events = list((tmp_path / "results").glob(f"linkbench_cached/*/{label}/events.jsonl"))
-            if events and '"phase_start"' in events[0].read_text():
+            events = list(results.glob(events_glob))
+            if events and marker in events[0].read_text():
                 break
             time.sleep(0.02)
         with open(data / "filler", "wb") as fh:
@@ -129,8 +122,22 @@ def test_a_disk_that_fills_during_a_run_names_its_cause(label, tmp_path, tmpfs, 
                     fh.flush()
             except OSError:
                 filled["at"] = time.time()
-    filler = threading.Thread(target=fill_when_the_load_starts, daemon=True)
+    filler = threading.Thread(target=fill, daemon=True)
     filler.start()
+    return filler, filled
+
+
+@pytest.mark.parametrize("label", ["wt.op1", "lmdb.op1"])  # WiredTiger panics; LMDB returns the error
+def test_a_disk_that_fills_during_a_run_names_its_cause(label, tmp_path, tmpfs, monkeypatch, capfd):
+    params = load_params("linkbench_cached", "smoke")
+    params["systems"] = [s for s in params["systems"] if s["label"] == label]
+    room = space.expected_size(space.data_estimate(driver.describe(params)), params["systems"][0])["bytes"]
+    data = tmpfs(f"{(room >> 20) + 24}m")  # the system fits when it starts
+    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("ENGINEBENCH_DATA", str(data))
+    monkeypatch.setattr(driver, "load_params", lambda exp, scale, sets=None: params)
+    # Another process takes the rest of the device once the system starts loading.
+    filler, filled = _fill_the_disk(data, tmp_path / "results", f"linkbench_cached/*/{label}/events.jsonl", '"phase_start"')
     try:
         run_dir = driver.run("linkbench_cached", "smoke", "embedded")
     finally:
@@ -377,3 +384,111 @@ def test_a_full_disk_the_engine_reported_in_its_log_is_named_when_it_failed_on_s
     assert cause is not None and cause.startswith(f"no space left on device: {data} (") and "4.0 KiB" in cause, cause
     log.write_text("wiredtiger: a checkpoint message of no consequence\n")
     assert space.no_space_cause(error, data, log) is None, "free space and no full-disk words: not a full disk"
+
+
+def test_a_full_disk_under_the_fractal_tree_ends_its_system_with_the_cause_named(tmp_path, tmpfs, monkeypatch):
+    """PerconaFT does not fail a write the disk has no room for: it refuses puts below its red zone,
+    and retries a blocked write forever. Either way the system ends within a minute, named as a
+    full disk, with what it measured kept and nothing left behind."""
+    if "tokumx-1.0.4" not in driver.native.builds().get("fractal", []):
+        pytest.skip("PerconaFT is not built into this runner (make setup builds it)")
+    params = load_params("tokumx_insert_10m", "smoke")
+    params["systems"] = [s for s in params["systems"] if s["label"] == "tokumx"]
+    params["workload"]["documents"] = 3_000_000  # a load that lasts long enough to fill the disk under
+    room = space.expected_size(space.data_estimate(driver.describe(params)), params["systems"][0])["bytes"]
+    data = tmpfs(f"{(room >> 20) + 24}m")
+    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("ENGINEBENCH_DATA", str(data))
+    monkeypatch.setattr(driver, "load_params", lambda exp, scale, sets=None: params)
+    filler, filled = _fill_the_disk(data, tmp_path / "results", "tokumx_insert_10m/*/tokumx/events.jsonl", '"interval"')
+    try:
+        run_dir = driver.run("tokumx_insert_10m", "smoke", "embedded")
+    finally:
+        filled["stop"] = True
+        filler.join(timeout=30)
+    assert "at" in filled, "the filler never ran"
+    assert time.time() - filled["at"] < 60, "the fault must end the system within a minute"
+    system = json.loads((run_dir / "manifest.json").read_text())["systems"]["tokumx"]
+    assert system["status"] == "failed", (system["status"], system.get("error"))
+    assert NO_SPACE.fullmatch(system["error"]), system["error"]
+    assert "No space left on device" in system["engine_error"], system["engine_error"]
+    assert (run_dir / "intervals.parquet").exists(), "what was measured before the disk filled is kept"
+    (data / "filler").unlink()
+    _nothing_left(data)
+    assert not _runners_left()
+    assert not leftover_groups(run_dir.name)
+
+
+def test_transparent_huge_pages_always_stop_a_fractal_system_before_anything_starts(tmp_path, monkeypatch):
+    """PerconaFT refuses to start under THP=always: the run says so, and how to proceed, first."""
+    from enginebench import native
+    monkeypatch.delenv("TOKU_HUGE_PAGES_OK", raising=False)
+    thp = tmp_path / "enabled"
+    thp.write_text("[always] madvise never\n")
+    params = load_params("tokumx_read", "smoke")
+    with pytest.raises(ValueError, match=r"tokumx_read.yaml: systems\[tokumx\].engine: fractal: PerconaFT \(the "
+                                         r"fractal tree\) refuses to start while transparent huge pages are always on "
+                                         r".*echo madvise > .*TOKU_HUGE_PAGES_OK=1"):
+        native.check_host(params, str(thp))
+    thp.write_text("always [madvise] never\n")
+    native.check_host(params, str(thp))
+    monkeypatch.setenv("TOKU_HUGE_PAGES_OK", "1")
+    thp.write_text("[always] madvise never\n")
+    native.check_host(params, str(thp))
+
+
+def test_a_corrupt_source_archive_is_refused_naming_it(tmp_path):
+    """A vendored source whose checksum differs is never unpacked: the error names the archive and
+    both checksums (tools/vendor_source.sh, as setup's builds take their sources)."""
+    from enginebench.paths import repo_root
+    archive = tmp_path / "PerconaFT-tokumx-2.0.1.tar.gz"
+    archive.write_bytes(b"not the release's archive")
+    out = subprocess.run(["bash", str(repo_root() / "tools" / "vendor_source.sh"), str(repo_root() / "tools" / "perconaft.sources"),
+                          "tokumx-2.0.1", str(tmp_path / "src")], env={**os.environ, "EB_VENDOR_DIR": str(tmp_path)},
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 1
+    assert f"{archive}: sha256 " in out.stderr and "fed38860f1061455ac34d16711d0f738afc4245b79fa20e32e7e0f20f70b0ea7" in out.stderr
+    assert not (tmp_path / "src").exists()
+    unknown = subprocess.run(["bash", str(repo_root() / "tools" / "vendor_source.sh"), str(repo_root() / "tools" / "perconaft.sources"),
+                              "tokumx-9.9", str(tmp_path / "src")], capture_output=True, text=True, timeout=60)
+    assert unknown.returncode == 2 and "lists no release tokumx-9.9; listed: tokumx-1.0.4" in unknown.stderr
+
+
+def test_a_fractal_runner_killed_mid_phase_keeps_what_it_measured_and_leaves_nothing(tmp_path, monkeypatch):
+    """The fractal tree's runner killed with SIGKILL in its first client phase: its system failed with
+    the signal named, its verified load kept, no process or data left (PerconaFT's files and log
+    included)."""
+    if "tokumx-1.0.4" not in driver.native.builds().get("fractal", []):
+        pytest.skip("PerconaFT is not built into this runner (make setup builds it)")
+    params = load_params("tokumx_read", "smoke")
+    params["systems"] = [s for s in params["systems"] if s["label"] == "tokumx"]
+    params["phases"]["measure"]["duration_s"] = 5
+    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
+    monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "data"))
+    monkeypatch.setattr(driver, "load_params", lambda exp, scale, sets=None: params)
+    killed, stop = [], threading.Event()
+
+    def kill_in_the_first_client_phase():
+        while not stop.is_set():
+            events = list((tmp_path / "results").glob("tokumx_read/*/tokumx/events.jsonl"))
+            if events and any(e.get("event") == "interval" and e.get("phase") == "clients=1" for e in _events(events[0])):
+                runners = [p for p in psutil.Process().children(recursive=True) if p.name() == "enginebench-runner"]
+                for runner in runners:
+                    runner.send_signal(signal.SIGKILL)
+                killed.extend(runners)
+                return
+            time.sleep(0.02)
+    killer = threading.Thread(target=kill_in_the_first_client_phase, daemon=True)
+    killer.start()
+    try:
+        run_dir = driver.run("tokumx_read", "smoke", "embedded")
+    finally:
+        stop.set()
+        killer.join(timeout=30)
+    assert killed, "the client phase never reported an interval"
+    system = json.loads((run_dir / "manifest.json").read_text())["systems"]["tokumx"]
+    assert system["status"] == "failed" and "killed by SIGKILL" in system["error"], system.get("error")
+    assert system["load_verified"]["ok"]
+    assert (load_run(run_dir).intervals["phase"] == "load").any(), "the load's intervals are kept"
+    assert not _runners_left()
+    _nothing_left(tmp_path / "data")

@@ -75,3 +75,17 @@ def test_the_mongodb_driver_is_the_client_s_own_work_on_a_server_target():
     # Our code that builds the commands stays ours, whatever types it names.
     ours = "enginebench_runner::executors::server::commands::find<mongodb::sync::Client>"
     assert perfshare.classify(RUNNER, ours, RUNNER) == "runner"
+
+
+def test_perconaft_in_its_shim_is_the_engine_and_the_shim_s_functions_are_ours():
+    # Symbols of the tokumx-2.0.1 shim as perf names them (nm of .build/native/release/build/*/out/
+    # libeb_ft_tokumx-2.0.1.so): PerconaFT's C++ and C, linked in from its static libraries, and
+    # the shim's own functions, TokuMX's key comparator among them (the server's code, not the engine's).
+    shim = "/work/main/.build/native/release/build/enginebench-runner-0/out/libeb_ft_tokumx-2.0.1.so"
+    for symbol in ("toku_ft_insert_unique", "toku_ft_lookup", "ft_search_node", "toku::locktree::acquire_lock",
+                   "db_env_create"):
+        assert perfshare.classify(shim, symbol, RUNNER) == "engine", symbol
+    for symbol in ("eb_ft_tokumx_compare", "eb_ft_put", "eb_ft_cursor_step"):
+        assert perfshare.classify(shim, symbol, RUNNER) == "runner", symbol
+    # The compressors its dictionaries use (Debian's liblzma for lzma).
+    assert perfshare.classify("/usr/lib/x86_64-linux-gnu/liblzma.so.5.4.1", "lzma_code", RUNNER) == "engine"

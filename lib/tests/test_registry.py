@@ -144,6 +144,31 @@ def test_every_wiredtiger_release_offered_is_built_in_and_opens(runner_builds, t
             store.close()
 
 
+def test_every_fractal_release_offered_is_built_in_and_opens_under_its_servers_layout(runner_builds, tmp_path):
+    """The params schema's PerconaFT releases are the ones setup builds into the runner, and each
+    opens and keeps a document under its server's layout: TokuMX's for tokumx-*, mongod's record
+    store (TokuMXse's) for tokumxse-*."""
+    from typing import get_args
+
+    from enginebench.engines import FractalOptions
+    from enginebench.stores.base import IndexSpec
+    from enginebench.stores.native import NativeStore
+    offered = get_args(FractalOptions.model_fields["version"].annotation)
+    assert set(offered) == set(runner_builds["fractal"]), (offered, runner_builds["fractal"])
+    for release in offered:
+        store = NativeStore("fractal", tmp_path / release, {"version": release, "cache_size_mb": 16})
+        try:
+            store.create_collection("c")
+            store.create_index("c", IndexSpec("x_1", (("x", 1),)))
+            assert store.insert_many("c", [{"_id": 1, "x": "kept"}]) == 1
+            assert store.get("c", "x_1", ("kept",))["_id"] == 1
+            info = store.info()
+            assert info.version == release
+            assert info.config["layout"].startswith("TokuMX" if release.startswith("tokumx-") else "mongod 3.0's as TokuMXse's")
+        finally:
+            store.close()
+
+
 def test_a_release_the_runner_lacks_is_refused_before_anything_starts(isolated_run, monkeypatch):
     """`make setup` leaves WiredTiger 2.9.2 out: a runner built without it refuses a system that
     asks for it before anything starts, naming the params file, the system, the key, the releases

@@ -5,15 +5,17 @@ threads (no hardware counters needed, which virtual machines often lack) and eac
 attributed by the code it landed in:
 
   engine   the engines' libraries and the compression libraries they call (WiredTiger, snappy,
-           zstd, lz4, zlib, and RocksDB and LMDB, which are linked into the runner: their
-           symbols, RocksDB's C++ and C, LMDB's mdb_*), and
+           zstd, lz4, zlib, lzma, and RocksDB and LMDB, which are linked into the runner: their
+           symbols, RocksDB's C++ and C, LMDB's mdb_*; PerconaFT, linked into its release's shim
+           libeb_ft_<release>.so: every symbol there but the shim's own eb_ft_*), and
            tcmalloc, the allocator the engines run on as in mongod: the runner's own Rust code
            allocates from another one compiled into it (mimalloc, main.rs), so a tcmalloc sample
            is an engine's allocation (or its C++ runtime's, for RocksDB)
   driver   on a server target, the MongoDB driver the runner links (its wire protocol, BSON,
            TLS and async runtime): the client's own work of talking to the server
-  runner   everything else in the runner binary: the workloads, the record store, the recorder,
-           and their allocator
+  runner   everything else in the runner binary: the workloads, the layouts, the recorder, and
+           their allocator; the fractal shim's eb_ft_* functions (TokuMX's key comparator among them:
+           it was TokuMX's code, called by the engine)
   libc     the C library and the C++ runtime, called by either side (memcpy, memcmp, locks)
   kernel   system calls, page faults, reads from the page cache, scheduling
 The C library's time is mostly called by the others (RocksDB's key comparisons are libc's memcmp,
@@ -42,7 +44,7 @@ from pathlib import Path
 
 ENGINE_SHARE_MIN = 0.5
 SAMPLE_HZ = 499
-ENGINE_LIBRARIES = re.compile(r"lib(wiredtiger|snappy|zstd|lz4|z|bz2|lmdb|rocksdb|tcmalloc\w*)[-._]")
+ENGINE_LIBRARIES = re.compile(r"lib(wiredtiger|snappy|zstd|lz4|z|bz2|lzma|lmdb|rocksdb|tcmalloc\w*)[-._]")
 LIBC = re.compile(r"lib(c|m|stdc\+\+|gcc_s|pthread)[-._]|ld-linux|\[vdso\]")
 # The Rust MongoDB driver and the crates it runs on, by their symbols' paths (legacy mangling
 # keeps the crate name: `mongodb::client::...`, `_ZN7mongodb6client...`).
@@ -109,6 +111,8 @@ def classify(dso: str, symbol: str, runner_binary: str | None) -> str:
     if LIBC.search(dso):
         return "libc"
     name = os.path.basename(dso).replace(" (deleted)", "")
+    if name.startswith("libeb_ft"):
+        return "runner" if symbol.startswith("eb_ft_") else "engine"
     if runner_binary and name == os.path.basename(runner_binary) or name.startswith("enginebench-runner") \
             or name.startswith("libeb_wt"):
         # RocksDB and LMDB are linked into the runner: RocksDB's code is its own namespace and C

@@ -440,8 +440,9 @@ int eb_ft_log_flush(DB_ENV *env) {
     return env->log_flush(env, NULL);
 }
 
-/* Every engine status row with a number, to `row(ctx, name, value)`; the filesystem's redzone
- * state as the row "eb_fs_state" (0 green .. 3 blocked) and the panic code as "eb_panic". */
+/* Every engine status row with a number, to `row(ctx, name, value)` (its cycle-counter times in
+ * microseconds, the others as the engine keeps them); the filesystem's redzone state as the row
+ * "eb_fs_state" (0 green .. 3 blocked) and the panic code as "eb_panic". */
 int eb_ft_status(DB_ENV *env, void (*row)(void *ctx, const char *name, double value), void *ctx) {
     uint64_t max_rows = 0, num_rows = 0, panic = 0;
     int r = env->get_engine_status_num_rows(env, &max_rows);
@@ -457,7 +458,7 @@ int eb_ft_status(DB_ENV *env, void (*row)(void *ctx, const char *name, double va
             const TOKU_ENGINE_STATUS_ROW_S *s = &rows[i];
             switch (s->type) {
             case FS_STATE: case UINT64: case UNIXTIME: row(ctx, s->keyname, (double)s->value.num); break;
-            case TOKUTIME: row(ctx, s->keyname, eb_tokutime_to_seconds(s->value.num)); break;
+            case TOKUTIME: row(ctx, s->keyname, 1e6 * eb_tokutime_to_seconds(s->value.num)); break; /* in µs */
             case PARCOUNT: row(ctx, s->keyname, (double)read_partitioned_counter(s->value.parcount)); break;
 #ifdef EB_FT_STATUS_DOUBLE
             case DOUBLE: row(ctx, s->keyname, s->value.dnum); break;

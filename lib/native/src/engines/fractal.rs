@@ -245,7 +245,10 @@ impl Api {
                  /sys/kernel/mm/transparent_hugepage/enabled), or run with TOKU_HUGE_PAGES_OK=1 at your own risk"));
         }
         if code == libc::ENOSPC {
-            return Error::fatal(format!("{what}: {text} (the disk is full); PerconaFT: {last}"));
+            // A put or an update is refused once free space falls below the red zone
+            // (fs_redzone_percent of the filesystem; src/ydb_write.cc env_check_avail_fs_space).
+            return Error::fatal(format!("{what}: {text}: the disk is full, or has less free space than PerconaFT's \
+                                         red zone (fs_redzone_percent of the filesystem), where it refuses writes"));
         }
         let detail = if last.is_empty() { String::new() } else { format!("; PerconaFT: {last}") };
         Error::other(format!("{what}: {text} ({code}){detail}"))
@@ -404,6 +407,8 @@ type Recorder = std::sync::Arc<Mutex<Vec<Call>>>;
 
 pub struct Fractal {
     api: &'static Api,
+    /// Held by each status read and by close: the environment is never read while it closes.
+    status_lock: std::sync::Arc<Mutex<()>>,
     /// The calls made while a test records them; off (and never locked) otherwise.
     recording: std::sync::atomic::AtomicBool,
     recorder: Mutex<Option<Recorder>>,
@@ -483,6 +488,7 @@ impl Fractal {
             api,
             env: AtomicPtr::new(env),
             dictionaries: RwLock::new(Vec::new()),
+            status_lock: Default::default(),
             names: Mutex::new(HashMap::new()),
             recording: std::sync::atomic::AtomicBool::new(false),
             recorder: Mutex::new(None),
@@ -492,6 +498,45 @@ impl Fractal {
             fast_updates: config.fast_updates,
             settings,
         })
+    }
+
+    /// PerconaFT does not fail a write the disk has no room for: it retries it every second,
+    /// forever (portability/file.cc, try_again_after_handling_write_error), and the run would
+    /// hang until its watchdog. This thread reads the engine's filesystem state every second and,
+    /// once a writer is blocked so (FS_BLOCKED), reports the cause and ends the process at once:
+    /// a clean close would wait on the blocked writer (the driver then removes the data).
+    fn watch_for_a_full_disk(self: &std::sync::Arc<Self>) {
+        let engine = std::sync::Arc::downgrade(self);
+        std::thread::Builder::new().name("ft-full-disk".into()).spawn(move || loop {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            let Some(engine) = engine.upgrade() else { return };
+            let state = {
+                let _held = engine.status_lock.lock().unwrap();
+                let env = engine.env.load(Ordering::Acquire);
+                if env.is_null() {
+                    return;
+                }
+                let mut rows: Vec<(String, i64)> = Vec::new();
+                unsafe { (engine.api.status)(env, status_row, &mut rows as *mut _ as *mut c_void) };
+                rows.into_iter().find(|(name, _)| name == "ft.eb_fs_state").map(|(_, v)| v)
+            };
+            if state == Some(3) {
+                let error = "No space left on device: PerconaFT is retrying a write the disk has no room for \
+                             (its filesystem state FS_BLOCKED); it would retry forever, so the runner ends here";
+                eprintln!("{error}");
+                crate::events::emit("failed", json!({"error": format!("Fatal: {error}"), "fatal": true,
+                                                     "t": crate::events::now()}));
+                unsafe { libc::_exit(2) };
+            }
+        }).expect("cannot start the full-disk watcher");
+    }
+
+    /// Opens it (Fractal::open) with the full-disk watcher running: how the runner opens it.
+    pub fn open_watched(dir: &Path, options: &serde_json::Map<String, Value>, handler: Option<UpdateHandler>)
+                        -> Result<std::sync::Arc<Self>> {
+        let engine = std::sync::Arc::new(Fractal::open(dir, options, handler)?);
+        engine.watch_for_a_full_disk();
+        Ok(engine)
     }
 
     fn env(&self) -> Result<*mut Env> {
@@ -841,9 +886,7 @@ extern "C" fn status_row(ctx: *mut c_void, name: *const c_char, value: f64) {
     let rows = unsafe { &mut *(ctx as *mut Vec<(String, i64)>) };
     let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
     if status_wanted(&name) {
-        // Times are seconds: kept in milliseconds so they survive as integers.
-        let scaled = if name.contains("TIME") { value * 1000.0 } else { value };
-        rows.push((format!("ft.{name}"), scaled as i64));
+        rows.push((format!("ft.{name}"), value as i64));
     }
 }
 
@@ -882,6 +925,7 @@ impl Engine for Fractal {
     }
 
     fn stats(&self) -> Vec<(String, i64)> {
+        let _held = self.status_lock.lock().unwrap();
         let Ok(env) = self.env() else { return Vec::new() };
         let mut rows: Vec<(String, i64)> = Vec::new();
         unsafe { (self.api.status)(env, status_row, &mut rows as *mut _ as *mut c_void) };
@@ -894,6 +938,7 @@ impl Engine for Fractal {
     }
 
     fn close(&self) -> Result<()> {
+        let _held = self.status_lock.lock().unwrap();
         let env = self.env.swap(ptr::null_mut(), Ordering::AcqRel);
         if env.is_null() {
             return Ok(());
@@ -1118,7 +1163,7 @@ fn apply_damages_to(old: &[u8], message: &[u8]) -> Option<Vec<u8>> {
 /// This engine in the runner's registry (engines/mod.rs, written by build.rs).
 pub const ENTRY: super::EngineEntry = super::EngineEntry {
     name: "fractal",
-    open: |dir, options| Ok(std::sync::Arc::new(Fractal::open(dir, options, None)?)),
+    open: |dir, options| Ok(Fractal::open_watched(dir, options, None)? as std::sync::Arc<dyn Engine>),
     releases: || releases().into_iter().map(|r| r.0).collect(),
     mmap_stand_in: false,
 };

@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value};
 use super::Target;
 use crate::calls::Store;
 use crate::engines::fractal::Server;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::layouts::mongod_kv::RecordStore;
 use crate::layouts::tokumx_ft::{self, TokuMX};
 
@@ -25,11 +25,8 @@ impl Embedded {
         if engine == "fractal" && Server::of_release(release)?.is_tokumx() {
             let (store, engine_options) = crate::run::store_options(engine, options)?;
             std::fs::create_dir_all(dir)?;
-            if store.insert_group != 1 {
-                // TokuMX ran each insert message in one transaction, whatever its size.
-                return Err(Error::other(format!("fractal {release}: insert_group is mongod's; TokuMX commits each insert \
-                                                 call as one transaction (set insert_group: 1)")));
-            }
+            // insert_group is mongod's: TokuMX committed each insert call as one transaction, whatever
+            // its size (the layout's info says so).
             let opened = TokuMX::open(dir, &engine_options, tokumx_ft::Options { oplog: store.oplog })?;
             return Ok(Embedded::TokuMX(opened));
         }

@@ -34,10 +34,6 @@ pub struct Config {
     pub payload_chars: usize,
     pub load_batch: i64,
     pub seed: i64,
-    /// Read by the report only.
-    #[serde(default)]
-    #[allow(dead_code)]
-    pub stand_in: Value,
 }
 
 /// A random string of `chars` characters (the post's createRandomData(200)): base64 of random

@@ -25,20 +25,8 @@ impl Ctx {
             return f(self);
         }
         let _held = self.transaction_lock();
-        for attempt in 0u32.. {
-            let result = self.attempt(&mut f);
-            match result {
-                Err(e) if e.is_conflict() => {
-                    self.store.conflicts.fetch_add(1, Ordering::Relaxed);
-                    let ms = match attempt { 0..=3 => 0, 4..=9 => 1, 10..=99 => 5, _ => 10 };
-                    if ms > 0 {
-                        std::thread::sleep(std::time::Duration::from_millis(ms));
-                    }
-                }
-                other => return other,
-            }
-        }
-        unreachable!()
+        let store = self.store.clone();
+        crate::layouts::retry_conflicts(&store.conflicts, || self.attempt(&mut f))
     }
 
     pub(super) fn attempt<T>(&mut self, f: &mut impl FnMut(&mut Ctx) -> Result<T>) -> Result<T> {
@@ -126,19 +114,7 @@ impl Ctx {
         }
         let store = self.store.clone();
         let _held = self.lock(coll, true);
-        for attempt in 0u32.. {
-            match self.attempt(&mut f) {
-                Err(e) if e.is_conflict() => {
-                    store.conflicts.fetch_add(1, Ordering::Relaxed);
-                    let ms = match attempt { 0..=3 => 0, 4..=9 => 1, 10..=99 => 5, _ => 10 };
-                    if ms > 0 {
-                        std::thread::sleep(std::time::Duration::from_millis(ms));
-                    }
-                }
-                other => return other,
-            }
-        }
-        unreachable!()
+        crate::layouts::retry_conflicts(&store.conflicts, || self.attempt(&mut f))
     }
 
     /// A read-only call: a snapshot read (or the caller's transaction).

@@ -61,20 +61,13 @@ impl Store for Ctx {
         if self.explicit.is_some() {
             return f(self);
         }
-        for attempt in 0u32.. {
+        let store = self.store.clone();
+        crate::layouts::retry_conflicts(&store.conflicts, || {
             self.begin_explicit()?;
             let result = f(self).and_then(|()| self.commit_explicit());
             self.explicit = None; // aborted as it drops, where the commit did not happen
-            match result {
-                Err(e) if e.is_conflict() => {
-                    self.store.conflicts.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let ms = match attempt { 0..=3 => 0, 4..=9 => 1, 10..=99 => 5, _ => 10 };
-                    std::thread::sleep(std::time::Duration::from_millis(ms));
-                }
-                other => return other,
-            }
-        }
-        unreachable!()
+            result
+        })
     }
 
     fn atomic(&self) -> bool {

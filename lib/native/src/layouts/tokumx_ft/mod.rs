@@ -96,7 +96,7 @@ fn dictionary_name(ns: &str, index: &str) -> String {
 
 impl TokuMX {
     pub fn open(dir: &std::path::Path, engine_options: &Map<String, Value>, options: Options) -> Result<Arc<TokuMX>> {
-        let engine = Arc::new(Fractal::open(dir, engine_options, Some(update_message::on_update))?);
+        let engine = Fractal::open_watched(dir, engine_options, Some(update_message::on_update))?;
         let flavour = match engine.server() {
             Server::TokuMX1 => Flavour::V1,
             Server::TokuMX2 => Flavour::V2,
@@ -200,6 +200,7 @@ impl TokuMX {
     pub fn info(&self) -> Value {
         let mut config = self.engine.config();
         config["oplog"] = json!(self.oplog.is_some());
+        config["insert_group"] = json!("each insert call in one transaction (TokuMX's insert message)");
         config["layout"] = json!(format!(
             "TokuMX {}'s: each collection clustered in its _id dictionary (KeyV1 keys, whole documents), secondary \
              keys carrying the primary key, one serializable transaction per write with document-level locks{}",
@@ -277,26 +278,14 @@ impl Ctx {
             return result;
         }
         let store = self.store.clone();
-        for attempt in 0u32.. {
+        crate::layouts::retry_conflicts(&store.conflicts, || {
             self.pending_ops.clear();
             let txn = store.engine.begin(store.flags().serializable, None)?;
-            let result = f(self, &txn).and_then(|value| {
-                self.log_pending(&txn)?;
-                txn.commit(store.engine.commit_flags())?;
-                Ok(value)
-            });
-            match result {
-                Err(e) if e.is_conflict() => {
-                    store.conflicts.fetch_add(1, Ordering::Relaxed);
-                    let ms = match attempt { 0..=3 => 0, 4..=9 => 1, 10..=99 => 5, _ => 10 };
-                    if ms > 0 {
-                        std::thread::sleep(std::time::Duration::from_millis(ms));
-                    }
-                }
-                other => return other,
-            }
-        }
-        unreachable!()
+            let value = f(self, &txn)?;
+            self.log_pending(&txn)?;
+            txn.commit(store.engine.commit_flags())?;
+            Ok(value)
+        })
     }
 
     /// A query: a read-only snapshot transaction (DB_TXN_SNAPSHOT | DB_TXN_READ_ONLY; ops/query.cpp

@@ -29,7 +29,19 @@ impl Oplog {
         };
         let mut spec = store.pk_spec();
         spec.memcmp_magic = None;
-        Ok(Oplog { table: store.engine.dictionary(name, &spec)?, gtid: Mutex::new((0, 0)) })
+        let table = store.engine.dictionary(name, &spec)?;
+        // A reopened oplog goes on from its newest entry's GTID (gtid.cpp: the GTID manager starts
+        // from the last entry), so no entry is written over.
+        let f = store.flags();
+        let txn = store.engine.begin(f.snapshot | f.read_only, None)?;
+        let mut last = 0u64;
+        store.engine.cursor(&txn, table, 0)?.seek(0, &[], true, &mut |k, _| {
+            if let Some(seq) = k.get(k.len().saturating_sub(8)..).and_then(|b| <[u8; 8]>::try_from(b).ok()) {
+                last = u64::from_be_bytes(seq);
+            }
+            false
+        })?;
+        Ok(Oplog { table, gtid: Mutex::new((last, 0)) })
     }
 }
 

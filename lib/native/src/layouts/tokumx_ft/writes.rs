@@ -37,6 +37,15 @@ impl Ctx {
         self.store.flavour
     }
 
+    /// Adds a write's operation to its transaction's oplog entry, built only where the store keeps
+    /// an oplog (a standalone server logs nothing).
+    fn log_op(&mut self, op: impl FnOnce() -> Result<RawDocumentBuf>) -> Result<()> {
+        if self.store.oplog.is_some() {
+            self.pending_ops.push(op()?);
+        }
+        Ok(())
+    }
+
     // -- schema ----------------------------------------------------------------------------------
     pub(super) fn create_collection_named(&mut self, name: &str, capped_bytes: Option<i64>) -> Result<()> {
         if capped_bytes.is_some() {
@@ -101,7 +110,7 @@ impl Ctx {
         let id = generated.as_ref().or_else(|| doc.get("_id")).unwrap();
         let raw = fields.encode(Some(id))?;
         self.insert_raw(txn, coll, &fields, generated.as_ref(), id, &raw)?;
-        self.pending_ops.push(rawdoc! {"op": "i", "ns": coll.ns.as_str(), "o": document::raw(raw)?});
+        self.log_op(|| Ok(rawdoc! {"op": "i", "ns": coll.ns.as_str(), "o": document::raw(raw)?}))?;
         Ok(())
     }
 
@@ -319,7 +328,7 @@ impl Ctx {
                 let id = generated.clone().or_else(|| fields.get("_id").cloned()).unwrap();
                 let raw = fields.encode(Some(&id))?;
                 c.insert_raw(txn, &coll, &fields, generated.as_ref(), &id, &raw)?;
-                c.pending_ops.push(rawdoc! {"op": "i", "ns": coll.ns.as_str(), "o": document::raw(raw)?});
+                c.log_op(|| Ok(rawdoc! {"op": "i", "ns": coll.ns.as_str(), "o": document::raw(raw)?}))?;
                 return Ok(UpdateResult { matched: false, upserted: true, before: None, acknowledged: true });
             }
             let found = found.unwrap();
@@ -334,9 +343,9 @@ impl Ctx {
                 c.send_update_message(txn, &coll, &found, update, 0)?;
             } else {
                 c.rewrite(txn, &coll, &found, &before, &after)?;
-                let old = document::raw(found.raw.clone().unwrap())?;
-                c.pending_ops.push(rawdoc! {"op": "u", "ns": coll.ns.as_str(), "pk": raw_pk(&found)?, "o": old,
-                                          "o2": document::raw(document::encode(&after)?)?});
+                c.log_op(|| Ok(rawdoc! {"op": "u", "ns": coll.ns.as_str(), "pk": raw_pk(&found)?,
+                                        "o": document::raw(found.raw.clone().unwrap())?,
+                                        "o2": document::raw(document::encode(&after)?)?}))?;
             }
             Ok(UpdateResult { matched: true, upserted: false, before: returned, acknowledged: true })
         })
@@ -349,7 +358,7 @@ impl Ctx {
         let mods = update_message::modifiers(update)?;
         let message = update_message::message(&mods, flags)?;
         self.store.engine.update(txn, coll.pk, &found.pk_key, &message, 0)?;
-        self.pending_ops.push(rawdoc! {"op": "ur", "ns": coll.ns.as_str(), "pk": raw_pk(found)?, "m": mods, "f": flags});
+        self.log_op(|| Ok(rawdoc! {"op": "ur", "ns": coll.ns.as_str(), "pk": raw_pk(found)?, "m": mods, "f": flags}))?;
         Ok(())
     }
 
@@ -396,7 +405,7 @@ impl Ctx {
                 return Ok(false);
             }
             c.remove(txn, &coll, &found, &doc, &raw)?;
-            c.pending_ops.push(rawdoc! {"op": "d", "ns": coll.ns.as_str(), "o": document::raw(raw)?});
+            c.log_op(|| Ok(rawdoc! {"op": "d", "ns": coll.ns.as_str(), "o": document::raw(raw)?}))?;
             Ok(true)
         })
     }
