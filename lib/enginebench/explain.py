@@ -15,6 +15,7 @@ The factors are one catalogue (FACTORS), each a param of its own:
 - checkpoint interval: 60 s / 600 s (WiredTiger's `checkpoint_s`, mongod's syncdelay);
 - journal compressor: none / snappy (WiredTiger);
 - cache size: twice the base's engine cache;
+- storage: the params' emulated device / none (no IOPS or bandwidth cap), where the params emulate one;
 - threads: twice the base's client threads of the phase the claim reads.
 
 The access path is not among them: the store reaches the engines as mongod's planner did, and
@@ -96,6 +97,11 @@ def _cache(_params: dict, systems: list[dict]) -> list[str] | None:
                        lambda s: 2 * s["options"]["cache_size_mb"])
 
 
+def _storage(params: dict, _systems: list[dict]) -> list[str] | None:
+    profile = ((params.get("resources") or {}).get("storage") or {}).get("profile", "none")
+    return None if profile == "none" else ["resources.storage.profile=none"]
+
+
 def _threads_of(phase: str) -> Callable[[dict, list[dict]], list[str] | None]:
     def sets(params: dict, _systems: list[dict]) -> list[str] | None:
         threads = ((params.get("phases") or {}).get(phase) or {}).get("threads")
@@ -109,6 +115,7 @@ FACTORS = (
     Factor("insert grouping", "documents per storage transaction: 1 (MongoDB 3.0/3.2) / 64 (3.4+)", _insert_group),
     Factor("checkpoint interval", "WiredTiger's checkpoint every 60 s / 600 s", _checkpoint),
     Factor("journal compressor", "WiredTiger's journal compressor none / snappy", _journal),
+    Factor("storage", "the emulated device / none (no IOPS or bandwidth cap)", _storage),
     # A bigger cache changes how fast a load runs, not what it leaves.
     Factor("cache size", "twice the engine cache", _cache, load_unchanged=True),
 )
@@ -128,7 +135,7 @@ def claim_systems(params: dict, claim: dict) -> list[dict]:
     if phase_of(claim) == "measure":
         systems = [s for s in systems if s.get("measure_requests", True)]
     if ":" not in claim["numerator_role"] + claim["denominator_role"]:
-        systems = [s for s in systems if s["options"].get("version", "11.3.1") == "11.3.1"]
+        systems = [s for s in systems if s["engine"] != "wiredtiger" or s["options"].get("version", "11.3.1") == "11.3.1"]
     if "oplog" not in claim["metric"]:
         with_oplog = [s for s in systems if s["options"].get("oplog")]
         systems = with_oplog or systems

@@ -104,3 +104,15 @@ def test_the_base_is_the_experiments_own_run_with_the_same_params(isolated_run):
     run("20260104-000000-vm", "complete", other)
     found = explain.existing_base("linkbench_cached", "smoke", ["wt.op1", "rx.op1"])
     assert found == results / "20260101-000000-vm"  # complete, alone, same params
+
+
+def test_a_fractal_claim_compares_its_release_and_the_emulated_disk_is_a_factor():
+    """tk.insert.fractal_vs_mmap: the fractal tree at TokuMX 1.0.4's release (not filtered out as a
+    WiredTiger release would be) against LMDB; the params' slow disk is a factor of its own."""
+    _, systems, variants = explain.plan("tokumx_insert_10m", "tk.insert.fractal_vs_mmap", "default")
+    assert [s["label"] for s in systems] == ["lmdb", "tokumx"]
+    by_factor = {v.factor: v for v in variants}
+    assert by_factor["storage"].sets == ["resources.storage.profile=none"]
+    assert by_factor["storage"].changes == ["lmdb", "tokumx"]
+    assert "release" not in by_factor and "checkpoint interval" not in by_factor  # WiredTiger's only
+    assert by_factor["cache size"].changes == ["tokumx"]  # LMDB has no cache of its own
