@@ -1,7 +1,7 @@
 """Where a run departs from its post's own settings: one line each, for the top of the report.
 
 Each point of fidelity is either fixed in the code or a param whose paper-scale value is the
-post's; a run that sets it otherwise (or a stand-in that cannot match it) says so in its banner,
+post's; a run that sets it otherwise says so in its banner,
 so a reader never compares a variant with the published figure unawares.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Callable
 TOKUMX_COMPRESSION = "zlib"
 # The record store's compressor when the params name none (engines.py defaults).
 DEFAULT_COMPRESSION = "snappy"
-COMPRESSION_KEY = {"rocksdb": "compression", "wiredtiger": "block_compressor"}
+COMPRESSION_KEY = {"rocksdb": "compression", "wiredtiger": "block_compressor", "fractal": "compression"}
 
 
 def _compression(system: dict) -> str | None:
@@ -23,10 +23,10 @@ def _compression(system: dict) -> str | None:
 def tokumx_lines(params: dict, target: str) -> list[str]:
     lines = []
     for s in params["systems"]:
-        compression = _compression(s) if s.get("role") == "lsm" else None
+        compression = _compression(s) if s.get("engine") == "fractal" else None
         if compression and compression != TOKUMX_COMPRESSION:
-            lines.append(f"{s['label']} (the fractal tree's stand-in) compresses with {compression}, not TokuMX's "
-                         f"{TOKUMX_COMPRESSION}{' (this WiredTiger has no zlib)' if compression == 'zstd' else ''}.")
+            lines.append(f"{s['label']} compresses with {compression}, not the {TOKUMX_COMPRESSION} TokuMX ran "
+                         "for the post's tests.")
         w = (s.get("mongod") or {}).get("write_concern", 1)
         if target in ("mongod", "uri") and w != 0:
             lines.append(f"{s['label']}: acknowledged writes (w:{w}); the post's shell loops did not wait for "

@@ -8,7 +8,8 @@
 A setting is an engine option (engines.py) the profile gives a value; an option the params set on
 a system by hand always wins. Every value names its source (SOURCES), and the README's engine
 table lists them. The engine release (WiredTiger 11.3.1, 3.2.1 or 2.9.2) is an option of its own, set
-apart from these.
+apart from these; the fractal tree's too, except that `today` names one (PerconaFT has no release
+after 2015: `today` runs the newest tag the runner builds).
 """
 from __future__ import annotations
 
@@ -30,6 +31,9 @@ PROFILES: dict[str, dict[str, dict]] = {
                        "unlogged_user_tables": False, "insert_group": 1},
         "rocksdb": {"config_string": ROCKSDB_2015, "insert_group": 1},
         "lmdb": {"insert_group": 1},
+        # The release the system names (a post's own, in its params), with TokuMX's defaults.
+        "fractal": {"checkpoint_s": 60, "log_flush_ms": 100, "cleaner_period_s": 2, "cleaner_iterations": 5,
+                    "compression": "zlib", "page_size_kb": 4096, "read_page_size_kb": 64, "insert_group": 1},
     },
     "today": {
         "wiredtiger": {"journal_compressor": "snappy", "checkpoint_s": 60, "checkpoint_log_size_mb": 0,
@@ -38,6 +42,9 @@ PROFILES: dict[str, dict[str, dict]] = {
                        "unlogged_user_tables": "with_oplog", "insert_group": 64},
         "rocksdb": {"config_string": "", "insert_group": 64},
         "lmdb": {"insert_group": 64, "mmap_lock": "none"},
+        "fractal": {"version": "tokumxse-1.0.0-rc.6", "checkpoint_s": 60, "log_flush_ms": 100, "cleaner_period_s": 2,
+                    "cleaner_iterations": 5, "compression": "zlib", "page_size_kb": 4096, "read_page_size_kb": 64,
+                    "insert_group": 64},
     },
 }
 
@@ -59,6 +66,26 @@ SOURCES: dict[tuple[str, str, str], str] = {
                                           "compensated size, no pending-compaction limits, delayed writes at 1 MB/s",
     ("2015", "rocksdb", "insert_group"): "mongod 3.2.0 batch_executor.cpp insertOne: one document per WriteUnitOfWork",
     ("2015", "lmdb", "insert_group"): "mongod 3.0 batch_executor.cpp insertOne: one document per WriteUnitOfWork",
+    ("2015", "fractal", "checkpoint_s"): "TokuMX 1.0.4 / 2.0.1 cmdline.h checkpointPeriod 60 s (TokuMXse: --syncdelay 60)",
+    ("2015", "fractal", "log_flush_ms"): "TokuMX cmdline.h logFlushPeriod 100 ms (TokuMXse tokuftEngineJournalCommitInterval 100)",
+    ("2015", "fractal", "cleaner_period_s"): "TokuMX cmdline.h cleanerPeriod 2 s (TokuMXse tokuftEngineCleanerPeriod 2)",
+    ("2015", "fractal", "cleaner_iterations"): "TokuMX cmdline.h cleanerIterations 5 (TokuMXse tokuftEngineCleanerIterations 5)",
+    ("2015", "fractal", "compression"): "TokuMX storage/env.cpp db_open (1.0.4) and dictionary.cpp defaultCompression (2.0.1): "
+                                        "zlib; TokuMXse tokuft_dictionary_options.cpp: zlib",
+    ("2015", "fractal", "page_size_kb"): "TokuMX env.cpp db_open / defaultPageSize: 4 MB (TokuMXse: the same)",
+    ("2015", "fractal", "read_page_size_kb"): "TokuMX env.cpp db_open / defaultReadPageSize: 64 KB (TokuMXse: the same)",
+    ("2015", "fractal", "insert_group"): "TokuMX commits each insert call in one transaction (instance.cpp receivedInsert); "
+                                         "TokuMXse, on mongod 3.0, one document per WriteUnitOfWork",
+    ("today", "fractal", "version"): "PerconaFT has no current release: the newest release tag here (TokuMXse RC6, "
+                                     "2015-05-14), under mongod's record store, the last server layout it had",
+    ("today", "fractal", "checkpoint_s"): "unchanged: PerconaFT has no release after 2015 (mongod's --syncdelay 60)",
+    ("today", "fractal", "log_flush_ms"): "unchanged: PerconaFT has no release after 2015",
+    ("today", "fractal", "cleaner_period_s"): "unchanged: PerconaFT has no release after 2015",
+    ("today", "fractal", "cleaner_iterations"): "unchanged: PerconaFT has no release after 2015",
+    ("today", "fractal", "compression"): "unchanged: PerconaFT has no release after 2015",
+    ("today", "fractal", "page_size_kb"): "unchanged: PerconaFT has no release after 2015",
+    ("today", "fractal", "read_page_size_kb"): "unchanged: PerconaFT has no release after 2015",
+    ("today", "fractal", "insert_group"): "mongod 3.4+ write_ops_exec.cpp: internalInsertMaxBatchSize 64",
     ("today", "wiredtiger", "journal_compressor"): "mongod 8.0 default (wiredtiger_global_options.idl: snappy)",
     ("today", "wiredtiger", "checkpoint_s"): "mongod 8.0's checkpointer every syncdelay (60 s), no log_size trigger",
     ("today", "wiredtiger", "checkpoint_log_size_mb"): "mongod 3.6+ passes no checkpoint log_size (DOCS-12495)",
@@ -133,7 +160,9 @@ def settings_page() -> str:
     return ("# The named settings\n\n"
             "Every system runs under one named setting (`settings: 2015 | today` in a params file, or per\n"
             "system; `--set settings=today` by hand). An option set on a system by hand always wins. The\n"
-            "engine release (WiredTiger 11.3.1, 3.2.1 or 2.9.2) is an option of its own. This page is printed by\n"
+            "engine release (WiredTiger 11.3.1, 3.2.1 or 2.9.2) is an option of its own; the fractal tree's is set by\n"
+            "`today` (PerconaFT has no release after 2015: `today` runs its newest tag here) and otherwise by the\n"
+            "system or its post's `post_settings`. This page is printed by\n"
             "`python -m enginebench settings` from lib/enginebench/settings.py; a test keeps them equal.\n\n"
             + markdown_table()
             + "\nUnder `2015`, each post's own server options come on top (the params file's `post_settings:`):\n\n"

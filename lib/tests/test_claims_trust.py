@@ -88,7 +88,7 @@ def _table(rows):
 CLAIMS = _table([{"id": "rate", "metric": "run.ops", "verdict": HOLDS},
                  {"id": "space", "metric": "run.size_du_gb", "verdict": FAILS},
                  {"id": "none", "metric": "run.ops", "verdict": NOT_EVALUATED, "measured_ratio": None,
-                  "reason": "no fractal-tree engine ran"}])
+                  "reason": "no complete system of role fractal ran"}])
 
 
 def test_a_drifting_host_withholds_the_claims_on_time_only():
@@ -96,7 +96,7 @@ def test_a_drifting_host_withholds_the_claims_on_time_only():
     out = {r["id"]: r for r in withhold(run, CLAIMS).iter_rows(named=True)}
     assert out["rate"]["verdict"] == HOST_DRIFTED and "1.54x" in out["rate"]["reason"]
     assert out["space"]["verdict"] == FAILS  # bytes on disk do not depend on the host's speed
-    assert out["none"]["verdict"] == NOT_EVALUATED and out["none"]["reason"] == "no fractal-tree engine ran"
+    assert out["none"]["verdict"] == NOT_EVALUATED and out["none"]["reason"] == "no complete system of role fractal ran"
 
 
 def test_a_host_within_the_bound_keeps_its_verdicts():

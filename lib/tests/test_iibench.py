@@ -36,7 +36,7 @@ def test_smoke_run_on_every_engine(smoke):
         assert s["status"] == "complete" and s["load_verified"]["ok"], s
         assert set(s["load_verified"]["found"].values()) == {total}
     table = ib.our_table(smoke)
-    assert table.height == len(smoke.systems) == 5 and (table["irate"] > 0).all() and (table["qrate"] > 0).all()
+    assert table.height == len(smoke.systems) == 6 and (table["irate"] > 0).all() and (table["qrate"] > 0).all()
     queries = smoke.ops.filter(pl.col("op").str.starts_with("QUERY"))
     counts = queries.group_by("system", "op").agg(pl.col("count").sum())
     per_system = counts.group_by("system").agg(pl.col("count").max() - pl.col("count").min())

@@ -82,7 +82,7 @@ def test_wrong_type_and_impossible_values(scratch_params):
 
 def test_impossible_value_and_literal(scratch_params):
     scratch_params(lambda raw: raw["systems"][1].update(engine="mmapv2"))
-    with pytest.raises(ParamsError, match=r"systems\[wt\.op1\]\.engine: 'mmapv2' is not allowed; allowed values: 'wiredtiger', 'rocksdb' or 'lmdb'"):
+    with pytest.raises(ParamsError, match=r"systems\[wt\.op1\]\.engine: 'mmapv2' is not allowed; allowed values: 'wiredtiger', 'rocksdb', 'lmdb' or 'fractal'"):
         load_params("linkbench_cached", "paper")
 
 

@@ -238,14 +238,15 @@ def test_own_memory_is_added_to_a_systems_limit_and_said_once_per_engine():
     plans = {s["label"]: profiles.plan_resources(params, s) for s in params["systems"]}
     # The post's 16 GiB tier is 32 MB for the cache and data at this scale, whatever the engine.
     assert {s["label"]: s["memory_limit_mb"] for s in params["systems"] if s["label"].endswith("8-16")} == \
-        {"wt60.8-16": 32, "wt900.8-16": 32, "rx.8-16": 32}
+        {"wt60.8-16": 32, "wt900.8-16": 32, "rx.8-16": 32, "tokumx.8-16": 32, "tokumxse.8-16": 32}
     own = {s["label"]: s["memory_own_mb"] for s in params["systems"]}
     assert all(plans[label].memory_limit_mb == 32 + own[label] for label in ("wt60.8-16", "rx.8-16"))
     assert own["wt60.8-16"] > own["rx.8-16"] > 0
     lines = {line for plan in plans.values() for line in plan.banner() if "memory_own_mb" in line}
     assert lines == {f"The memory limits of {e} systems add {own[label]} MB to their memory for the engine's cache "
                      "and the data: the process's own memory, measured at this scale (memory_own_mb)."
-                     for e, label in (("wiredtiger", "wt60.8-16"), ("rocksdb", "rx.8-16"), ("lmdb", "lmdb.32"))}
+                     for e, label in (("wiredtiger", "wt60.8-16"), ("rocksdb", "rx.8-16"), ("lmdb", "lmdb.32"),
+                                      ("fractal", "tokumx.8-16"))}
 
 
 def test_own_memory_without_any_limit_is_refused():

@@ -66,14 +66,12 @@ def test_params_errors_name_the_key(tmp_path):
         Params(experiment="insert", documents=10, load_batch=5)
     with pytest.raises(ValueError, match="increasing list"):
         Phases(measure={"threads": [2, 1], "duration_s": 60})
-    with pytest.raises(ValueError, match="stand in for itself"):
-        Params(experiment="insert", documents=10, stand_in={"lsm": "lsm"})
 
 
 def test_params_files_resolve_at_every_scale():
     for exp in ("tokumx_insert_10m", "tokumx_insert_20m", "tokumx_concurrency", "tokumx_read"):
         smoke, default, paper = (load_params(exp, s) for s in ("smoke", "default", "paper"))
-        assert {s["engine"] for s in smoke["systems"]} == {"wiredtiger", "rocksdb", "lmdb"} and len(smoke["systems"]) == 4
+        assert {s["engine"] for s in smoke["systems"]} == {"wiredtiger", "rocksdb", "lmdb", "fractal"} and len(smoke["systems"]) == 4
         if paper["workload"]["experiment"] != "insert":
             assert paper["phases"]["measure"]["threads"] == [1, 2, 3, 4, 5, 6]
             assert paper["workload"]["documents"] == 1_000_000
@@ -99,11 +97,16 @@ def test_bad_experiment_literal_lists_the_allowed_values(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("exp", ["tokumx_insert_10m", "tokumx_insert_20m", "tokumx_concurrency", "tokumx_read"])
 def test_the_posts_settings_are_the_defaults(exp):
-    """Seed 004: compression=zlib for all the tests, unacknowledged shell-loop writes, a slow VM
-    disk under the insert tests."""
+    """Seed 004: TokuMX 1.0.4 with the appendix's configuration (cacheSize 1 GB, logFlushPeriod 100,
+    cleaner 2 s x 5, fsRedzone 5, lockTimeout 4000, directio off) and zlib for all the tests,
+    unacknowledged shell-loop writes, a slow VM disk under the insert tests."""
     p = load_params(exp, "paper")
-    stand_ins = {s["label"]: s["options"] for s in p["systems"] if s["role"] == "lsm"}
-    assert stand_ins["rx"]["compression"] == "zlib" and stand_ins["wtlsm"]["block_compressor"] == "zstd"
+    tokumx = next(s["options"] for s in p["systems"] if s["role"] == "fractal")
+    assert {k: tokumx[k] for k in ("version", "cache_size_mb", "compression", "log_flush_ms", "cleaner_period_s",
+                                    "cleaner_iterations", "fs_redzone_percent", "lock_timeout_ms", "direct_io")} == {
+        "version": "tokumx-1.0.4", "cache_size_mb": 1024, "compression": "zlib", "log_flush_ms": 100,
+        "cleaner_period_s": 2, "cleaner_iterations": 5, "fs_redzone_percent": 5, "lock_timeout_ms": 4000,
+        "direct_io": False}
     assert {s["mongod"]["write_concern"] for s in p["systems"]} == {0}
     if p["workload"]["experiment"] == "insert":
         assert p["resources"]["storage"]["profile"] == "disk"
@@ -112,14 +115,12 @@ def test_the_posts_settings_are_the_defaults(exp):
 def test_the_banner_names_each_departure_from_the_post():
     from enginebench.fidelity import departures
     p = load_params("tokumx_insert_10m", "paper")
-    # zstd where this WiredTiger has no zlib: the one departure left at the post's settings.
-    assert departures(p, "mongod") == [
-        "wtlsm (the fractal tree's stand-in) compresses with zstd, not TokuMX's zlib (this WiredTiger has no zlib)."]
+    assert departures(p, "mongod") == []  # the post's settings: nothing departs
     p["resources"]["storage"]["profile"] = "none"
-    p["systems"][2]["options"]["compression"] = "snappy"
+    p["systems"][3]["options"]["compression"] = "quicklz"
     p["systems"][1]["mongod"]["write_concern"] = 1
     lines = departures(p, "uri")
-    assert any(line.startswith("rx (the fractal tree's stand-in) compresses with snappy") for line in lines)
+    assert "tokumx compresses with quicklz, not the zlib TokuMX ran for the post's tests." in lines
     assert any(line.startswith("wt: acknowledged writes (w:1)") for line in lines)
     assert any(line.startswith("No storage profile") for line in lines)
     assert not any("acknowledged" in line for line in departures(p, "embedded"))  # no client write concern

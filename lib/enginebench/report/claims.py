@@ -66,6 +66,14 @@ def cpu_comparability(systems: list[dict], phase: str) -> str | None:
     return None
 
 
+def role_note(system: dict) -> str:
+    """What a system of a claim's role really is where it is not the post's engine: LMDB's
+    memory-mapped B+tree standing in for MMAPv1 (no MMAPv1 engine runs embedded)."""
+    if system.get("role") == "mmap" and system.get("engine") == "lmdb":
+        return ": LMDB standing in for MMAPv1"
+    return ""
+
+
 def release_note(claim: dict, a: dict, b: dict) -> str:
     """For a release comparison (roles `<role>:newer` / `<role>:older`): which releases were
     compared here, a different pair from the post's servers on the embedded target."""

@@ -85,6 +85,14 @@ def show_per_second(run: RunData) -> None:
         display(Image(charts.to_png(per_second.chart(run, found))))
 
 
+def show_engine_counters(run: RunData) -> None:
+    """The fractal tree's own counters per phase (report/engine_counters.py), where it ran."""
+    from . import engine_counters
+    table = engine_counters.table(run, "fractal")
+    if not table.is_empty():
+        display(HTML(html.table(table, "The fractal tree's own counters, per phase (PerconaFT's engine status)")))
+
+
 def show_provenance(run: RunData) -> None:
     display(HTML(html.provenance(run)))
 

@@ -23,7 +23,7 @@ import altair as alt
 # Tableau 10: distinct hues readable on white and for the common colour-vision deficiencies.
 STEM_COLORS = {
     "wt": "#4c78a8", "wtlsm": "#72b7b2", "wt60": "#5b5fc7", "wt900": "#9d755d", "rx": "#f58518",
-    "lmdb": "#54a24b", "mmapv1": "#b279a2", "tokumx": "#e45756", "tokumx_compat": "#eeca3b",
+    "lmdb": "#54a24b", "mmapv1": "#b279a2", "tokumx": "#e45756", "tokumxse": "#eeca3b",
 }
 SPARE_HUES = ("#bab0ac", "#ff9da6", "#17becf", "#bcbd22", "#7f7f7f")
 # Lightness offsets of variants, alternately darker and lighter than the hue.
@@ -43,7 +43,8 @@ def _shade(hex_color: str, offset: float) -> str:
 
 
 # Reports that name a system by its engine configuration (sysbench's "RocksDB") use its stem's colour.
-ENGINE_NAMES = {"wiredTiger": "wt", "wiredTiger LSM": "wtlsm", "RocksDB": "rx", "LMDB (mmap)": "lmdb"}
+ENGINE_NAMES = {"wiredTiger": "wt", "wiredTiger LSM": "wtlsm", "RocksDB": "rx", "LMDB (mmap)": "lmdb", "TokuMX": "tokumx",
+                "TokuMXse": "tokumxse"}
 
 
 def _as_label(name: str) -> str:

@@ -11,7 +11,7 @@ import polars as pl
 from ...paths import reference_dir
 from ...report import over_time, palette, unfinished
 from ...report.charts import time_unit
-from ...report.claims import Measured, evaluate, load_claims
+from ...report.claims import Measured, evaluate, load_claims, role_note
 from ...report.rundata import RunData, phase_summary
 from ...report.steady import STEADY_MIN_INTERVALS, STEADY_SPREAD, steadiness
 
@@ -28,7 +28,14 @@ def _label_kind(system: dict) -> str:
     if system["engine"] == "wiredtiger":
         kind = "wiredTiger" if options.get("table_type", "btree") == "btree" else "wiredTiger LSM"
         return kind + (f" (checkpoint {options['checkpoint_s']}s)" if options.get("checkpoint_s", 60) != 60 else "")
+    if system["engine"] == "fractal":
+        return "TokuMXse" if _server(system) == "tokumxse" else "TokuMX"
     return {"rocksdb": "RocksDB", "lmdb": "LMDB (mmap)"}[system["engine"]]
+
+
+def _server(system: dict) -> str:
+    """A fractal system's server: `tokumx` or `tokumxse`, by its PerconaFT release."""
+    return str(system["options"].get("version", "")).split("-")[0]
 
 
 def _run_rows(run: RunData, label: str) -> pl.DataFrame:
@@ -116,12 +123,14 @@ def io_chart(run: RunData) -> alt.Chart | None:
 
 
 # -- claims ---------------------------------------------------------------------------------
-def _rates_by_memory(run: RunData, role: str, checkpoint: int | None = None) -> dict[int, float]:
+def _rates_by_memory(run: RunData, role: str, checkpoint: int | None = None, server: str | None = None) -> dict[int, float]:
     out = {}
     for s in run.complete_systems:
         if s["role"] != role:
             continue
         if checkpoint is not None and s["options"].get("checkpoint_s", 60) != checkpoint:
+            continue
+        if server is not None and _server(s) != server:
             continue
         rate = steady_rate(run, s["label"])
         if rate is not None:
@@ -142,13 +151,17 @@ def resolver(run: RunData):
     def resolve(claim: dict) -> Measured:
         cid = claim["id"]
         if cid == "sb.tokumxse":
-            return Measured(None, "", "it compares two fractal-tree servers, TokuMX 2.0.1 and TokuMXse RC6: no embedded "
-                                      "engine is a fractal tree, and no installable client speaks to TokuMX")
+            return compare(_rates_by_memory(run, "fractal", server="tokumx"),
+                           _rates_by_memory(run, "fractal", server="tokumxse"), "TokuMX", "TokuMXse", use_min=False)
         btree = _rates_by_memory(run, "btree", checkpoint=60)
         if cid == "sb.lsm_vs_btree":
             return compare(_rates_by_memory(run, "lsm"), btree, "lsm", "btree", use_min=True)
         if cid == "sb.btree_vs_mmap":
-            return compare(btree, _rates_by_memory(run, "mmap"), "btree", "mmap", use_min=True)
+            measured = compare(btree, _rates_by_memory(run, "mmap"), "btree", "mmap", use_min=True)
+            mmap = next((s for s in run.complete_systems if s["role"] == "mmap"), None)
+            if mmap and role_note(mmap) and measured.detail:
+                measured.detail += f" (mmap{role_note(mmap)})"
+            return measured
         if cid == "sb.checkpoint":
             return compare(_rates_by_memory(run, "btree", checkpoint=900), btree, "checkpoint 900 s",
                            "checkpoint 60 s", use_min=False)
@@ -163,11 +176,11 @@ def resolver(run: RunData):
                 return Measured(None, "", "needs btree or lsm systems at two memory sizes")
             return Measured(min(ratios), "; ".join(parts))
         if cid == "sb.fractal_flat":
-            rates = _rates_by_memory(run, "fractal")
+            rates = _rates_by_memory(run, "fractal", server="tokumx")
             if len(rates) < 2:
-                return Measured(None, "", "needs a fractal-tree engine (TokuMX, PerconaFT) at two memory sizes; "
-                                          "none runs embedded, it needs the mongod target with such a binary")
-            return Measured(rates[max(rates)] / rates[min(rates)], "")
+                return Measured(None, "", "needs TokuMX (a tokumx-* release of the fractal tree) at two memory sizes")
+            lo, hi = min(rates), max(rates)
+            return Measured(rates[hi] / rates[lo], f"TokuMX: {rates[hi]:.0f} at {hi} MB / {rates[lo]:.0f} at {lo} MB")
         if cid == "sb.write_per_op":
             per_role = {}
             for s in run.systems:

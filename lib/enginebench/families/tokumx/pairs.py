@@ -7,8 +7,8 @@ from ...report.normalised_pairs import Pair, in_gib
 from ...report.rundata import RunData
 from . import report as tokumx
 
-# -- TokuMX: MongoDB's MMAPv1 (b-tree indexes) / TokuMX's fractal tree; with no fractal-tree
-# engine, ours uses the stand-in the params name (workload.stand_in), and says so -----------------
+# -- TokuMX: MongoDB's MMAPv1 (b-tree indexes) / TokuMX's fractal tree; ours: LMDB standing in
+# for MMAPv1, and PerconaFT under TokuMX's layout ------------------------------------------------
 TOKUMX = {"insert_10m": {"insert rate": ("insert_rate", "insert_rate", "tk.insert.fractal_vs_mmap"),
                          "size, GB": ("storage", "size_gb", "tk.size.mmap_vs_fractal")},
           # The 20M claim is about TokuMX's insert rate going stale; the post's MongoDB run failed.
@@ -22,10 +22,7 @@ def normalised_pairs(run: RunData) -> tuple[list[Pair], str]:
     config = run.manifest["params"]["reference"]["config"]
     ref = tokumx.post_table(config)
     mmap, fractal = run.complete_of_role("mmap"), run.complete_of_role("fractal")
-    note = ""
-    if fractal is None and "fractal" in tokumx.stand_in_roles(run):
-        fractal = run.complete_of_role(tokumx.stand_in_roles(run)["fractal"])
-        note = f"ours: {fractal['label']} ({fractal['role']}) stands in for the fractal tree"
+    note = "ours: LMDB stands in for MMAPv1" if mmap and mmap.get("engine") == "lmdb" else ""
     out = []
     for metric, (post_metric, ours, claim) in TOKUMX[config].items():
         post = [next((float(v) for v in ref.filter((pl.col("system") == s) & (pl.col("metric") == post_metric))["value"]

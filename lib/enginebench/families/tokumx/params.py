@@ -7,7 +7,6 @@ from typing import ClassVar, Literal
 
 from pydantic import Field, model_validator
 
-from ...params.base import Role
 from ...params.phases import PhaseUse, WorkloadParams, uses
 
 
@@ -20,9 +19,6 @@ class Params(WorkloadParams):
     payload_chars: int = Field(200, ge=1)   # createRandomData(200)
     load_batch: int = Field(1000, ge=1)     # read_update/read only: documents per load call
     seed: int = 1
-    # Claims name roles (fractal, mmap); where no system has a role, the report may show the
-    # comparison with another role standing in, apart from the verdicts (which stay "not evaluated").
-    stand_in: dict[Role, Role] = Field(default_factory=dict)
 
     # insert: one client inserts, and the load is what is measured.
     INSERT_PHASES: ClassVar[PhaseUse] = uses("load.interval_s", required=("load",))
@@ -42,7 +38,4 @@ class Params(WorkloadParams):
         if self.experiment == "insert" and "load_batch" in self.model_fields_set and self.load_batch != default:
             raise ValueError("load_batch: only for experiment read_update or read (the insert experiment inserts "
                              "one document per call)")
-        same = sorted(k for k, v in self.stand_in.items() if k == v)
-        if same:
-            raise ValueError(f"stand_in: a role cannot stand in for itself ({', '.join(same)})")
         return self

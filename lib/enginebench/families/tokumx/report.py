@@ -1,13 +1,11 @@
 """TokuMX-versus-MongoDB report pieces: the post's numbers next to ours, insert rates with their
 dips, throughput against client count, storage, the replicated run's outcome, and the claims.
 
-How the claims are evaluated. The post compares TokuMX's fractal tree (role `fractal`) with
-MongoDB's MMAPv1 (role `mmap`). A claim is evaluated only when complete systems of both its roles
-ran; with the embedded engines no fractal-tree engine exists, so those claims are "not evaluated"
-and say so. Separately, and never as a verdict, the params may name a stand-in role
-(`workload.stand_in`, e.g. the LSM for the fractal tree, both write-optimised); the report then
-shows the same comparison with the stand-in, labelled as such. tk.insert20m.stale is evaluated
-from the runs' `stale_secondary` events, which only a replica set can produce.
+How the claims are evaluated. The post compares TokuMX's fractal tree (role `fractal`: PerconaFT
+at TokuMX's release, under TokuMX's layout) with MongoDB's MMAPv1 (role `mmap`: on the embedded
+target LMDB stands in for it, and each verdict's detail says so). A claim is evaluated only when
+complete systems of both its roles ran. tk.insert20m.stale is evaluated from the runs'
+`stale_secondary` events, which only a replica set can produce.
 """
 from __future__ import annotations
 
@@ -17,7 +15,7 @@ import polars as pl
 
 from ...paths import reference_dir
 from ...params.plan import measured_steps
-from ...report.claims import FAILS, HOLDS, Measured, NOT_EVALUATED, caveat, claim_line, evaluate, load_claims, verdict_summary
+from ...report.claims import FAILS, HOLDS, Measured, NOT_EVALUATED, caveat, claim_line, evaluate, load_claims, role_note, verdict_summary
 from ...report.runparams import load_interval_s
 from ...report.rundata import RunData, merged_latency, system_events
 from ...report import over_time, unfinished
@@ -275,21 +273,16 @@ def _value(run: RunData, label: str, metric: str) -> float | None:
     return None
 
 
-def resolver(run: RunData, stand_in: dict[str, str] | None = None):
-    """Ratios of a claim's metric between the first complete systems of its two roles; with
-    `stand_in`, a missing role is replaced by the role named for it (and the detail says so)."""
-    stand_in = stand_in or {}
+def resolver(run: RunData):
+    """Ratios of a claim's metric between the first complete systems of its two roles."""
 
     def resolve(claim: dict) -> Measured:
         picked = []
         for role in (claim["numerator_role"], claim["denominator_role"]):
-            system, note = run.complete_of_role(role), ""
-            if system is None and role in stand_in:
-                system, note = run.complete_of_role(stand_in[role]), f" standing in for {role}"
+            system = run.complete_of_role(role)
             if system is None:
-                why = "no fractal-tree engine ran" if role == "fractal" else f"no complete system of role {role} ran"
-                return Measured(None, "", why)
-            picked.append((system, note))
+                return Measured(None, "", f"no complete system of role {role} ran")
+            picked.append((system, role_note(system)))
         values = [_value(run, s["label"], claim["metric"]) for s, _ in picked]
         detail = " / ".join(f"{s['label']} ({s['role']}{note})={v:,.0f}" if v is not None else f"{s['label']}=n/a"
                             for (s, note), v in zip(picked, values))
@@ -301,23 +294,15 @@ def resolver(run: RunData, stand_in: dict[str, str] | None = None):
     return resolve
 
 
-def claims_table(run: RunData, stand_in: dict[str, str] | None = None) -> pl.DataFrame:
-    """The tk.* claims of this experiment. Without stand_in: the verdicts. With it: the same
-    comparisons with stand-in roles, for reading next to the verdicts, never instead of them."""
+def claims_table(run: RunData) -> pl.DataFrame:
+    """The tk.* claims of this experiment."""
     claims = load_claims(run.manifest["experiment"])
     ratio_claims = claims.filter(pl.col("id") != STALE_CLAIM)
-    table = evaluate(ratio_claims, resolver(run, stand_in))
+    table = evaluate(ratio_claims, resolver(run))
     stale = claims.filter(pl.col("id") == STALE_CLAIM)
-    if stale.height and not stand_in:
+    if stale.height:
         table = pl.concat([table, pl.DataFrame([stale_claim(run, stale.row(0, named=True))], schema=table.schema)])
     return table
-
-
-def stand_in_roles(run: RunData) -> dict[str, str]:
-    """The stand-ins the params name, for roles no complete system has."""
-    present = {s["role"] for s in run.systems if s.get("status") == "complete"}
-    named = run.manifest["params"]["workload"].get("stand_in") or {}
-    return {role: other for role, other in named.items() if role not in present and other in present}
 
 
 # -- findings -------------------------------------------------------------------------------
@@ -388,7 +373,7 @@ def _client_sweep_findings(run: RunData) -> list[str]:
     return lines
 
 
-def findings(run: RunData, claims: pl.DataFrame, stand_ins: pl.DataFrame | None = None) -> str:
+def findings(run: RunData, claims: pl.DataFrame) -> str:
     done = run.complete_systems
     lines = [replication_note(run)] if kind(run) == "insert" else []
     if not done and not stale_findings(run):
@@ -397,12 +382,6 @@ def findings(run: RunData, claims: pl.DataFrame, stand_ins: pl.DataFrame | None 
     lines += unfinished.paragraphs(run)
     lines.append(f"**Claims.** {verdict_summary(claims)}.")
     lines += [claim_line(row) for row in claims.iter_rows(named=True)]
-    if stand_ins is not None and not stand_ins.is_empty():
-        shown = stand_ins.filter(pl.col("measured_ratio").is_not_null())
-        for row in shown.iter_rows(named=True):
-            lines.append(f"- Stand-in, not a verdict: {row['from']} gives {row['measured_ratio']:.2f}x where the post "
-                         f"published {row['published_ratio']:.2f}x for *{row['claim']}* ({row['expect']}: "
-                         f"{'met' if row['verdict'] == HOLDS else 'not met'}).")
     if caveat(run):
         lines.append(caveat(run))
     return "\n\n".join(lines)
