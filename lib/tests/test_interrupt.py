@@ -34,6 +34,22 @@ def _load_interval_reported(events: Path) -> bool:
     return False
 
 
+def _first_load_interval(tmp_path: Path, exp: str, proc: subprocess.Popen, limit_s: float = 300) -> Path:
+    """The events file of the run's first system once its load has reported an interval: the
+    run's own progress, not a wall-clock guess (under a full test suite a run can take minutes to
+    get there). Fails saying so when the driver exits first or the load never reports."""
+    deadline = time.time() + limit_s
+    while time.time() < deadline:
+        found = list((tmp_path / "results").glob(f"{exp}/*/*/events.jsonl"))
+        if found and _load_interval_reported(found[0]):
+            return found[0]
+        if proc.poll() is not None:
+            out, err = proc.communicate()
+            pytest.fail(f"the run ended before its load reported an interval (exit {proc.returncode}): {err[-2000:]}")
+        time.sleep(0.2)
+    pytest.fail(f"the load never reported an interval within {limit_s:.0f} s")
+
+
 def _interruptible() -> None:
     """In the child: Ctrl-C's default action. A shell starts background jobs (a CI script run
     with `&`, nohup) with SIGINT ignored, and Python then never raises KeyboardInterrupt."""
@@ -48,16 +64,7 @@ def test_interrupt_during_load(tmp_path, exp, signum):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=_interruptible)
     parent = psutil.Process(proc.pid)
-    deadline = time.time() + 90
-    events = None
-    while time.time() < deadline:
-        found = list((tmp_path / "results").glob(f"{exp}/*/*/events.jsonl"))
-        if found and _load_interval_reported(found[0]):
-            events = found[0]
-            break
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.2)
-    assert events is not None, "the load never reported an interval"
+    events = _first_load_interval(tmp_path, exp, proc)
     children = parent.children(recursive=True)
     assert children, "the runner process should be running"
     proc.send_signal(signum)
@@ -85,11 +92,9 @@ def test_second_signal_while_stopping_does_not_abandon_the_runner(tmp_path):
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             preexec_fn=_interruptible)
     parent = psutil.Process(proc.pid)
-    deadline = time.time() + 60
-    while not _runners(parent) and time.time() < deadline:  # the run folder exists and a system started
-        time.sleep(0.1)
-    time.sleep(2)  # into the load
+    _first_load_interval(tmp_path, "linkbench_cached", proc)  # the run folder exists and its load is under way
     children = parent.children(recursive=True)
+    assert _runners(parent), "a runner is running"
     proc.send_signal(signal.SIGINT)
     time.sleep(0.3)
     proc.send_signal(signal.SIGTERM)
