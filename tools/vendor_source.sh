@@ -6,8 +6,9 @@
 # its sha256, the public repository and the commit its tag names. The tree comes from the first
 # of:
 #   1. $EB_VENDOR_DIR/<archive> (a folder of archives you name);
-#   2. shared/vendor/<project>/<archive> in the repository's parent folder or any folder above it
-#      (where the project's machines keep the archives they cannot download);
+#   2. shared/vendor/<project>/<archive> in the repository's parent folder or any folder above it,
+#      or above the local checkout it was cloned from (where the project's machines keep the
+#      archives they cannot download);
 #   3. the public repository, cloned at the tag: the clone's commit must be the one listed.
 # An archive's sha256 must match the list, or nothing is unpacked and the error names the file,
 # the checksum found and the one expected.
@@ -26,11 +27,19 @@ archive=""
 if [ -n "${EB_VENDOR_DIR:-}" ] && [ -f "$EB_VENDOR_DIR/$ARCHIVE" ]; then
   archive="$EB_VENDOR_DIR/$ARCHIVE"
 else
-  dir=$(dirname "$ROOT")
-  while :; do
-    if [ -f "$dir/shared/vendor/$PROJECT/$ARCHIVE" ]; then archive="$dir/shared/vendor/$PROJECT/$ARCHIVE"; break; fi
-    [ "$dir" = / ] && break
-    dir=$(dirname "$dir")
+  # The folders above the repository, and above the one it was cloned from when that is a local
+  # checkout (a fresh clone made elsewhere on the same machine).
+  origin=$(git -C "$ROOT" config --get remote.origin.url 2>/dev/null || true)
+  starts=("$ROOT")
+  [ -n "$origin" ] && [ -d "$origin" ] && starts+=("$(cd "$origin" && pwd)")
+  for start in "${starts[@]}"; do
+    dir=$(dirname "$start")
+    while [ -z "$archive" ]; do
+      if [ -f "$dir/shared/vendor/$PROJECT/$ARCHIVE" ]; then archive="$dir/shared/vendor/$PROJECT/$ARCHIVE"; fi
+      [ "$dir" = / ] && break
+      dir=$(dirname "$dir")
+    done
+    [ -n "$archive" ] && break
   done
 fi
 
