@@ -105,6 +105,8 @@ def _storage(params: dict, _systems: list[dict]) -> list[str] | None:
 def _threads_of(phase: str) -> Callable[[dict, list[dict]], list[str] | None]:
     def sets(params: dict, _systems: list[dict]) -> list[str] | None:
         threads = ((params.get("phases") or {}).get(phase) or {}).get("threads")
+        if isinstance(threads, list):  # a client sweep: each count doubled
+            return [f"phases.{phase}.threads=[{', '.join(str(2 * t) for t in threads)}]"] if threads else None
         return [f"phases.{phase}.threads={2 * threads}"] if threads else None
     return sets
 

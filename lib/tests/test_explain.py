@@ -116,3 +116,10 @@ def test_a_fractal_claim_compares_its_release_and_the_emulated_disk_is_a_factor(
     assert by_factor["storage"].changes == ["lmdb", "tokumx"]
     assert "release" not in by_factor and "checkpoint interval" not in by_factor  # WiredTiger's only
     assert by_factor["cache size"].changes == ["tokumx"]  # LMDB has no cache of its own
+
+
+def test_a_client_sweep_doubles_each_client_count():
+    _, _, variants = explain.plan("tokumx_read", "tk.read_only", "default")
+    threads = next(v for v in variants if v.factor == "threads")
+    assert threads.sets[0] == "phases.measure.threads=[2, 4, 6, 8, 10, 12]"
+    assert load_params("tokumx_read", "default", threads.sets)["phases"]["measure"]["threads"] == [2, 4, 6, 8, 10, 12]
