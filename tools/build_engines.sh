@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the engine libraries the native runner links, side by side, each only when its build
 # script changed since it built it (its flags): LMDB from Debian's source with frame pointers
-# (seconds), RocksDB's release build of Debian's source (about five minutes on two cores) and
+# (seconds), RocksDB's release build of Debian's source (about three minutes on two cores) and
 # WiredTiger 11.3.1 (about two). With EB_OLDER_WIREDTIGER=1, also WiredTiger 2.9.2 (MongoDB 3.4's
 # release, the oldest the package registry serves, about a minute and a half of CPU): no
 # experiment's params run it, so `make setup` leaves it out and `make wiredtiger-2.9.2` (or
@@ -22,7 +22,7 @@ if ! built_by tools/build_lmdb.sh .build/lmdb/out/liblmdb.a; then
   bash tools/build_lmdb.sh .build/lmdb >/dev/null & built+=($!)
 fi
 if ! built_by tools/build_rocksdb.sh .build/rocksdb/out/librocksdb.a; then
-  echo "setup: building RocksDB 7.8.3 (Debian's source) as a release build (about five minutes)"
+  echo "setup: building RocksDB 7.8.3 (Debian's source) as a release build (about three minutes)"
   bash tools/build_rocksdb.sh "$PY" .build/rocksdb >/dev/null & built+=($!)
 fi
 if ! wt_built .build/wiredtiger; then

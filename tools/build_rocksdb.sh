@@ -15,8 +15,13 @@
 # Flags: Debian's -O2 and compressors (snappy, zlib, bzip2, lz4, zstd, all Debian's shared
 # libraries), PORTABLE as Debian builds it, plus -DNDEBUG; RocksDB's CMake adds
 # -fno-omit-frame-pointer for any build type but Debug, as its Makefile does for a release.
-# No gflags (only RocksDB's tools use them) and none of its tools or tests: about five minutes
-# on two cores.
+# No gflags (only RocksDB's tools use them) and none of its tools or tests.
+#
+# A unity build (CMake compiles the sources eight to a unit): RocksDB's own Makefile keeps its
+# library buildable as one translation unit (its `unity` target, which its CI compiles), so the
+# batches are safe, and they cut the build from 791 CPU-seconds (399 s) to 337 (171 s) on this
+# machine kind (under three minutes on two cores), most of `make setup`'s time before. The flags
+# are the same; the compiler sees eight files at once, so it may inline across them.
 set -euo pipefail
 PY=${1:?python}; BUILD=${2:?build dir}
 SCRIPT_SUM=$(sha256sum "${BASH_SOURCE[0]}" | cut -d' ' -f1)
@@ -35,11 +40,11 @@ PATH="$BIN:$PATH" cmake -S src -B cmake -G Ninja \
   -DPORTABLE=ON -DFAIL_ON_WARNINGS=OFF -DWITH_GFLAGS=OFF \
   -DWITH_SNAPPY=ON -DWITH_ZLIB=ON -DWITH_BZ2=ON -DWITH_LZ4=ON -DWITH_ZSTD=ON \
   -DWITH_TESTS=OFF -DWITH_ALL_TESTS=OFF -DWITH_TOOLS=OFF -DWITH_CORE_TOOLS=OFF \
-  -DWITH_BENCHMARK_TOOLS=OFF -DROCKSDB_BUILD_SHARED=OFF >cmake.log 2>&1 || { tail -40 cmake.log; exit 1; }
+  -DWITH_BENCHMARK_TOOLS=OFF -DROCKSDB_BUILD_SHARED=OFF -DCMAKE_UNITY_BUILD=ON >cmake.log 2>&1 || { tail -40 cmake.log; exit 1; }
 PATH="$BIN:$PATH" ninja -C cmake rocksdb >ninja.log 2>&1 || { tail -40 ninja.log; exit 1; }
 rm -rf out && mkdir -p out
 cp cmake/librocksdb.a out/
 cp -r src/include out/include
-echo "Debian source $SOURCE, release build (-O2 -DNDEBUG, frame pointers)" >out/build-info
+echo "Debian source $SOURCE, release build (-O2 -DNDEBUG, frame pointers, unity batches of 8)" >out/build-info
 echo "$SCRIPT_SUM" >out/built-by.sha256
 echo "$BUILD"
