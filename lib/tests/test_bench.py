@@ -51,3 +51,15 @@ def test_each_client_bench_work_resolves_against_its_smoke_params(experiment):
     sized = load_params(experiment, "smoke", bench.CLIENT_WORK[experiment])
     assert sized["systems"] == smoke["systems"] and sized["workload"] == smoke["workload"]
     assert sized["phases"]["measure"]["duration_s"] > smoke["phases"]["measure"]["duration_s"]
+
+
+def test_phases_below_eighty_percent_with_calls_are_listed_with_their_harness(capsys):
+    rows = [{"system": "wt.op1", "phase": "load", "engine_with_calls": 0.86, "harness_with_calls": 0.1},
+            {"system": "rx.op1", "phase": "run", "engine_with_calls": 0.78, "harness_with_calls": 0.2,
+             "harness_top": [["enginebench_runner::workloads::linkbench::next_request", 0.05]]},
+            {"system": "lm.op1", "phase": "run", "engine_with_calls": None}]
+    assert [r["system"] for r in bench.below_target(rows)] == ["rx.op1", "lm.op1"]
+    bench.print_below_target(rows)
+    out = capsys.readouterr().out
+    assert "rx.op1 run: +calls 78%, harness 20%: enginebench_runner::workloads::linkbench::next_request 5.0%" in out
+    assert "lm.op1 run: +calls n/a" in out and "wt.op1" not in out

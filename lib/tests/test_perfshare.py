@@ -89,3 +89,14 @@ def test_perconaft_in_its_shim_is_the_engine_and_the_shim_s_functions_are_ours()
         assert perfshare.classify(shim, symbol, RUNNER) == "runner", symbol
     # The compressors its dictionaries use (Debian's liblzma for lzma).
     assert perfshare.classify("/usr/lib/x86_64-linux-gnu/liblzma.so.5.4.1", "lzma_code", RUNNER) == "engine"
+
+
+def test_the_harness_s_functions_and_the_no_harness_ceiling_come_from_the_same_chains():
+    shares = perfshare.shares_of_script(CHAINS, RUNNER)
+    # One harness sample (our mimalloc free): it is the only function named, at 1/6.
+    assert [share for _, share in shares["harness_top"]] == [pytest.approx(1 / 6)]
+    assert shares["harness_top"][0][0] == "_mi_page_retire"
+    # With the harness gone, the engine's 4 of the remaining 5 samples.
+    assert shares["ceiling"] == pytest.approx(4 / 5)
+    assert perfshare.headline(shares) == shares["engine_with_calls"]
+    assert perfshare.headline({"engine": 0.6}) == 0.6

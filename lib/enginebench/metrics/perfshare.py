@@ -24,9 +24,14 @@ copies are memmove), and so are many system calls (RocksDB's journal writes and 
 outside both, so it reads "the engine and the C library and system calls it makes", and
 `harness_with_calls` the same for the runner's own code and the driver: what the harness costs,
 all in. A chain perf cannot walk (a library built without frame pointers, as snappy's and libc's
-own are) leaves its sample where it landed, so both are lower bounds. The strict `engine` figure
-stays the one thresholds are judged by; engine / (1 - harness_with_calls) is what it would be
-with no harness at all, the most any cut of ours can bring it to.
+own are) leaves its sample where it landed, so both are lower bounds.
+
+`engine_with_calls` is the headline figure everywhere (what the engine would cost a server that
+called it the same way), with the strict `engine` beside it, named; thresholds are judged by it
+where perf recorded call chains, else by the strict figure. engine_with_calls / (1 -
+harness_with_calls) is what it would be with no harness at all, the most any cut of ours can
+bring it to (`ceiling`), and `harness_top` names the harness functions the rest went to (the
+first frame outside the C library and the kernel, as for the with-calls figures).
 
 The engine share is what the reports show next to CPU per operation; a run whose engine share
 is below ENGINE_SHARE_MIN measures its harness as much as its engine, and its CPU and
@@ -40,9 +45,11 @@ import re
 import shutil
 import signal
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 ENGINE_SHARE_MIN = 0.5
+HARNESS_TOP = 5   # how many of the harness's functions `harness_top` names
 SAMPLE_HZ = 499
 ENGINE_LIBRARIES = re.compile(r"lib(wiredtiger|snappy|zstd|lz4|z|bz2|lzma|lmdb|rocksdb|tcmalloc\w*)[-._]")
 LIBC = re.compile(r"lib(c|m|stdc\+\+|gcc_s|pthread)[-._]|ld-linux|\[vdso\]")
@@ -163,13 +170,17 @@ def shares_of_script(script: str, runner_binary: str | None = None) -> dict:
     engine_with_calls, a C library or kernel sample counts for its first caller outside both."""
     totals = {"engine": 0, "driver": 0, "runner": 0, "libc": 0, "kernel": 0, "other": 0}
     with_calls = harness = chained = 0
+    harness_functions: Counter[str] = Counter()
     for frames in samples_of_script(script):
         kinds = [classify(dso, symbol, runner_binary) for symbol, dso in frames] or ["other"]
         totals[kinds[0]] += 1
         chained += len(kinds) > 1
-        caller = next((kind for kind in kinds if kind not in ("libc", "kernel")), "libc")
+        at = next((i for i, kind in enumerate(kinds) if kind not in ("libc", "kernel")), None)
+        caller = kinds[at] if at is not None else "libc"
         with_calls += caller == "engine"
-        harness += caller in ("runner", "driver")
+        if caller in ("runner", "driver"):
+            harness += 1
+            harness_functions[frames[at][0]] += 1
     samples = sum(totals.values())
     if samples == 0:
         return {"error": "no samples (a phase shorter than perf takes to attach)"}
@@ -178,4 +189,13 @@ def shares_of_script(script: str, runner_binary: str | None = None) -> dict:
     if chained:
         out["engine_with_calls"] = with_calls / samples
         out["harness_with_calls"] = harness / samples
+        out["ceiling"] = with_calls / (samples - harness) if samples > harness else None
+        out["harness_top"] = [[name, n / samples] for name, n in harness_functions.most_common(HARNESS_TOP)]
     return out
+
+
+def headline(share: dict) -> float | None:
+    """The engine's share a threshold or a headline reads: with the calls it makes where perf
+    recorded call chains, else its own frames."""
+    value = share.get("engine_with_calls")
+    return value if value is not None else share.get("engine")

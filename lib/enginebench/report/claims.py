@@ -51,17 +51,18 @@ def cpu_comparability(systems: list[dict], phase: str) -> str | None:
     engines' figures, if they are not: on the embedded target the runner is the server, and a
     figure is the engine's only when the engine's code took most of the runner's CPU
     (metrics/perfshare.py; ENGINE_SHARE_MIN). None when they are comparable."""
-    from ..metrics.perfshare import ENGINE_SHARE_MIN
+    from ..metrics.perfshare import ENGINE_SHARE_MIN, headline
     for system in systems:
         if (system.get("runner") or {}).get("runner") != "native":
             continue  # a server target: the CPU is the server's own processes'
         attribution = system.get("cpu_attribution") or {}
-        share = (attribution.get(phase) or {}).get("engine")
+        share = headline(attribution.get(phase) or {})
         if share is None:
             why = attribution.get("unavailable") or (attribution.get(phase) or {}).get("error") or "no perf samples"
             return f"not comparable: the engine's share of {system['label']}'s CPU was not measured ({why})"
         if share < ENGINE_SHARE_MIN:
-            return (f"not comparable: the engine's code took {share:.0%} of {system['label']}'s CPU in the {phase} "
+            return (f"not comparable: the engine's code (with the calls it makes) took {share:.0%} of "
+                    f"{system['label']}'s CPU in the {phase} "
                     f"phase (below {ENGINE_SHARE_MIN:.0%}), so the figure describes the harness as much as the engine")
     return None
 

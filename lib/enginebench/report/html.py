@@ -197,9 +197,14 @@ def runner_line(info: dict) -> str:
         if "error" in share:
             parts.append(f"{phase}: {share['error']}")
         else:
-            with_calls = (f" ({share['engine_with_calls']:.0%} with the C library and system calls it makes)"
-                          if share.get("engine_with_calls") is not None else "")
-            parts.append(f"{phase}: engine {share['engine']:.0%}{with_calls}, runner {share['runner']:.0%}, "
+            # The engine with the C library and system calls it makes is the headline (what it
+            # would cost a server); its own frames alone beside it, named.
+            if share.get("engine_with_calls") is not None:
+                engine = (f"engine {share['engine_with_calls']:.0%} with the calls it makes "
+                          f"({share['engine']:.0%} strict, in its own code)")
+            else:
+                engine = f"engine {share['engine']:.0%} strict (no call chains recorded)"
+            parts.append(f"{phase}: {engine}, runner {share['runner']:.0%}, "
                          f"libc {share['libc']:.0%}, kernel {share['kernel']:.0%}")
     return text + ("; CPU by code (perf): " + "; ".join(parts) if parts else "")
 
