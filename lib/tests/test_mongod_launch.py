@@ -28,7 +28,7 @@ def standin(tmp_path):
 
 def test_replica_set_starts_and_shuts_down_cleanly(tmp_path, standin):
     info = identify(standin)
-    assert info.version == "7.0.14"
+    assert info.version == "7.1.0-alpha"
     plan = plan_deployment("t", {"topology": "replset", "members": 2}, info, [], tmp_path / "data", tmp_path / "logs")
     deployment = launch.Deployment(plan).start()
     assert len(deployment.pids) == 2 and all(psutil.pid_exists(p) for p in deployment.pids)

@@ -1,5 +1,6 @@
 """A mongod deployment under its system's memory limit (mongod/memory.py), checked on the plans of
-three experiments at their default scale against a 3.2 and a 7.0 binary, before anything starts.
+three experiments at their default scale against a 3.2 binary and a modern one (the 7.1 development
+build of data/mongod/mongodb-master-2023-06-27), before anything starts.
 
 The floors of the engines' caches come from the servers' option definitions: wiredTigerCacheSizeGB
 is moe::Int with validRange(1, 10000) at mongodb r3.2.0-rc0 (wiredtiger_global_options.cpp), so
@@ -44,12 +45,13 @@ def _prepare(exp: str):
     return params, ready, " ".join(banner), runner_own
 
 
-@pytest.mark.parametrize("name, floor, mmap", [("mongodb-7.0.14", 256, None), ("mongodb-3.2.0-rc0", 1024, ["lmdb.32"])])
+@pytest.mark.parametrize("name, floor, mmap", [("mongodb-master-2023-06-27", 256, None),
+                                               ("mongodb-3.2.0-rc0", 1024, ["lmdb.32"])])
 def test_sysbench_cgroups_caches_cannot_fit_their_limits(mongod, name, floor, mmap):
     """16-64 MB caches in 32-96 MB for cache and data: WiredTiger's floor does not fit any of
     them, so no WiredTiger or RocksDB system runs, and the error says why for each before
     anything starts. The mmap system has no cache of its own: on 3.2 it runs as MMAPv1, which
-    7.0 no longer has."""
+    the modern build no longer has."""
     mongod(name)
     _, ready, text, _ = _prepare("sysbench_cgroups")
     assert (None if ready is None else [s["label"] for s in ready]) == mmap
@@ -60,12 +62,12 @@ def test_sysbench_cgroups_caches_cannot_fit_their_limits(mongod, name, floor, mm
     assert "system rx.8-16 skipped: its engine maps to rocksdb" in text
 
 
-def test_linkbench_uncached_disk_on_70_runs_in_a_limit_that_holds_mongod(mongod):
-    mongod("mongodb-7.0.14")
+def test_linkbench_uncached_disk_on_a_modern_build_runs_in_a_limit_that_holds_mongod(mongod):
+    mongod("mongodb-master-2023-06-27")
     params, ready, text, runner_own = _prepare("linkbench_uncached_disk")
     assert [s["label"] for s in ready] == ["wt.op1"]
     launch = ready[0]["mongod_launch"]
-    # 64 MB raised to 7.0's 256 MB floor (a note), inside the 300 MB for cache and data
+    # 64 MB raised to the modern build's 256 MB floor (a note), inside the 300 MB for cache and data
     assert launch["spec"]["cache_size_mb"] == 64 and launch["engine_config"]["storage"]["wiredTiger"][
         "engineConfig"]["cacheSizeGB"] == 0.25
     memory = launch["memory"]
@@ -86,7 +88,7 @@ def test_linkbench_uncached_disk_on_32_cannot_hold_a_1_gb_cache(mongod):
            "300 MB" in text and "(resources.memory.limit_mb: 300)" in text
 
 
-@pytest.mark.parametrize("name, runs", [("mongodb-7.0.14", ["wt", "wt321"]), ("mongodb-3.2.0-rc0", None)])
+@pytest.mark.parametrize("name, runs", [("mongodb-master-2023-06-27", ["wt", "wt321"]), ("mongodb-3.2.0-rc0", None)])
 def test_iibench_500m(mongod, name, runs):
     mongod(name)
     params, ready, text, _ = _prepare("iibench_500m")
@@ -98,11 +100,11 @@ def test_iibench_500m(mongod, name, runs):
 
 
 def test_shared_caches_are_divided_on_every_version_and_checked(mongod, tmp_path):
-    """tokumx_concurrency's paper scale: 3 members share 1024 MB in 2048 MB. 7.0 gives each 341 MB;
+    """tokumx_concurrency's paper scale: 3 members share 1024 MB in 2048 MB. 7.1 gives each 341 MB;
     3.2 can only give whole GB (1 GB each), 3 GB in 2 GB: skipped, not rounded back silently."""
     system = {"label": "wt", "engine": "wiredtiger", "options": {"cache_size_mb": 1024, "oplog": True},
               "mongod": {"topology": "replset", "members": 3}}
-    mongod("mongodb-7.0.14")
+    mongod("mongodb-master-2023-06-27")
     launch, notes = systems.prepare_system(system, "params/tokumx_concurrency.yaml", 2048)
     assert launch["memory"]["cache_mb"] == 341 and launch["memory"]["limit_mb"] == 2048 + 3 * MONGOD_OWN_MB
     mongod("mongodb-3.2.0-rc0")
@@ -112,12 +114,12 @@ def test_shared_caches_are_divided_on_every_version_and_checked(mongod, tmp_path
 
 
 def test_a_sharded_deployment_counts_every_process_and_the_config_caches(mongod):
-    mongod("mongodb-7.0.14")
+    mongod("mongodb-master-2023-06-27")
     system = {"label": "wt", "engine": "wiredtiger", "options": {"cache_size_mb": 1024},
               "mongod": {"topology": "sharded", "shards": 2, "members": 1, "mongos": "/bin/true"}}
     systems_identify = systems.identify_mongos
     try:
-        systems.identify_mongos = lambda *a, **k: "7.0.14"
+        systems.identify_mongos = lambda *a, **k: "7.1.0-alpha"
         launch, _ = systems.prepare_system(system, "params/x.yaml", 4096)
     finally:
         systems.identify_mongos = systems_identify
@@ -128,7 +130,7 @@ def test_a_sharded_deployment_counts_every_process_and_the_config_caches(mongod)
 
 
 def test_no_cache_size_under_a_limit_is_skipped(mongod):
-    mongod("mongodb-7.0.14")
+    mongod("mongodb-master-2023-06-27")
     system = {"label": "wt", "engine": "wiredtiger", "options": {}}
     with pytest.raises(systems.SystemSkipped, match="sets no wiredTiger cache size"):
         systems.prepare_system(system, "params/x.yaml", 512)

@@ -30,7 +30,7 @@ ROCKS_300 = binary("mongorocks-3.0")
 ROCKS_320 = binary("mongorocks-3.2.0")
 PERCONA_30 = binary("percona-3.0")
 TOKUMXSE = binary("tokumxse-1.0.0-rc.6")
-MONGO_70 = binary("mongodb-7.0.14")
+MONGO_MASTER = binary("mongodb-master-2023-06-27")  # a 7.1 development build, no release
 TOKUMX_201 = binary("tokumx-2.0.1")
 MONGO_24 = identify_texts("/opt/mongodb-2.4/bin/mongod", "db version v2.4.6\ngit version: 0\n",
                           (DATA / "mongodb-3.0.7.help.txt").read_text())
@@ -257,7 +257,7 @@ def test_wiredtiger_lsm_tables_through_config_strings():
 
 
 def test_fractional_cache_from_34_and_zstd_from_42():
-    argv = engine_argv({"engine": "wiredTiger", "cache_size_mb": 640, "block_compressor": "zstd"}, MONGO_70)
+    argv = engine_argv({"engine": "wiredTiger", "cache_size_mb": 640, "block_compressor": "zstd"}, MONGO_MASTER)
     assert argv == ["--storageEngine=wiredTiger", "--wiredTigerCacheSizeGB=0.625",
                     "--wiredTigerCollectionBlockCompressor=zstd"]
 
@@ -265,8 +265,8 @@ def test_fractional_cache_from_34_and_zstd_from_42():
 def test_set_parameters_and_extra_options():
     spec = {"engine": "wiredTiger", "set_parameters": {"diagnosticDataCollectionEnabled": False},
             "extra_options": {"maxConns": 200}}
-    assert engine_argv(spec, MONGO_70)[1:] == ["--setParameter=diagnosticDataCollectionEnabled=false",
-                                               "--maxConns=200"]
+    assert engine_argv(spec, MONGO_MASTER)[1:] == ["--setParameter=diagnosticDataCollectionEnabled=false",
+                                                   "--maxConns=200"]
 
 
 # -- what the 2015 servers' option definitions accept ------------------------------------------------

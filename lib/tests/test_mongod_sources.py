@@ -64,7 +64,7 @@ def test_config_servers_run_wiredtiger_with_a_small_cache(tmp_path):
     # MongoDB 3.2 manual, "Change Sharded Cluster to WiredTiger": CSRS config servers already use
     # WiredTiger; SERVER-34671 (an mmapv1 CSRS member shuts down on 4.0).
     spec = {"topology": "sharded", "shards": 1, "members": 1, "config_members": 1}
-    for name, gb in (("mongodb-3.2.0-rc0", "1"), ("mongodb-7.0.14", "0.25")):
+    for name, gb in (("mongodb-3.2.0-rc0", "1"), ("mongodb-master-2023-06-27", "0.25")):
         plan = plan_deployment("x", spec, info(name), [], tmp_path / "d", tmp_path / "l", mongos="/m")
         cfg = plan.processes[0].argv
         assert "--storageEngine=wiredTiger" in cfg and f"--wiredTigerCacheSizeGB={gb}" in cfg
@@ -172,7 +172,8 @@ def _fake_binary(tmp_path, version_text: str, help_name: str) -> str:
 
 
 def test_members_share_one_memory_limit(tmp_path):
-    binary = _fake_binary(tmp_path, (DATA / "mongodb-7.0.14.version.txt").read_text(), "mongodb-7.0.14")
+    binary = _fake_binary(tmp_path, (DATA / "mongodb-master-2023-06-27.version.txt").read_text(),
+                          "mongodb-master-2023-06-27")
     system = {"label": "wt", "engine": "wiredtiger", "options": {"cache_size_mb": 1024, "oplog": True},
               "mongod": {"binary": binary, "topology": "replset", "members": 3}}
     launch, notes = prepare_system(system, "params/tokumx_concurrency.yaml", memory_limit_mb=2048)
@@ -183,8 +184,8 @@ def test_members_share_one_memory_limit(tmp_path):
 
 def test_lsm_tables_are_skipped_from_81(tmp_path):
     # wiredtiger at mongodb-8.1.0 has no src/lsm (WT-12751); mongodb-8.0.0 still has it.
-    version = (DATA / "mongodb-7.0.14.version.txt").read_text().replace("7.0.14", "8.1.0")
-    binary = _fake_binary(tmp_path, version, "mongodb-7.0.14")
+    version = (DATA / "mongodb-master-2023-06-27.version.txt").read_text().replace("7.1.0-alpha", "8.1.0")
+    binary = _fake_binary(tmp_path, version, "mongodb-master-2023-06-27")
     system = {"label": "wtlsm", "engine": "wiredtiger", "options": {"table_type": "lsm"}, "mongod": {"binary": binary}}
     with pytest.raises(SystemSkipped, match=r"LSM tables.*8\.1\.0.*WT-12751"):
         prepare_system(system, "params/x.yaml")

@@ -30,7 +30,7 @@ def info(name, version=None):
     # debian/rules); nothing in its --version says Percona: its PerconaFT options do.
     ("percona-3.0", "3.0.8", "Percona Server for MongoDB", {"wiredTiger", "mmapv1", "rocksdb", "tokuft"}, "mmapv1"),
     ("tokumxse-1.0.0-rc.6", "3.0.4-pre-", "Percona TokuMXse", {"wiredTiger", "mmapv1", "tokuft"}, "mmapv1"),
-    ("mongodb-7.0.14", "7.0.14", "MongoDB", {"wiredTiger"}, "wiredTiger"),
+    ("mongodb-master-2023-06-27", "7.1.0-alpha", "MongoDB", {"wiredTiger"}, "wiredTiger"),
     ("tokumx-2.0.1", "2.4.10", "TokuMX", {"tokumx"}, "tokumx"),
 ])
 def test_identify_each_flavour(name, version, flavour, engines, default):
@@ -41,7 +41,9 @@ def test_identify_each_flavour(name, version, flavour, engines, default):
 
 
 def test_version_texts_in_detail():
-    assert parse_version((DATA / "mongodb-7.0.14.version.txt").read_text())["git_version"].startswith("ce59cfc6")
+    # the commit of the tree built (SOURCES.md: a dated copy of mongodb/mongo master, no release tag)
+    modern = parse_version((DATA / "mongodb-master-2023-06-27.version.txt").read_text())
+    assert modern["git_version"].startswith("d8883e2e") and modern["version"] == "7.1.0-alpha"
     assert parse_version((DATA / "tokumx-2.0.1.version.txt").read_text())["tokumx_version"] == "2.0.1"
     assert parse_version("db version v4.4.29-28\nBuild Info: {\"version\": \"4.4.29-28\", \"psmdbVersion\": "
                          "\"4.4.29-28\", \"gitVersion\": \"abc\"}\n")["percona"]
@@ -63,6 +65,24 @@ def test_help_lists_options():
     assert "directoryperdb" not in parse_help((DATA / "tokumx-2.0.1.help.txt").read_text())["options"]
 
 
+def test_modern_help_is_the_idl_s():
+    # data/mongod/mongodb-master-2023-06-27 (SOURCES.md): mongod_options_storage.idl's section is
+    # 'Storage options'; no --journal/--nojournal (gone in 6.1) and no mmapv1 options; the WiredTiger
+    # IDL has zstdDefaultCompressionLevel (default 6) but, in this tree, no cacheSizePct and no
+    # live-restore options; syncdelay and journalCommitInterval carry no IDL default (their
+    # defaults sit in StorageGlobalParams, as the storage IDL's comment says).
+    text = (DATA / "mongodb-master-2023-06-27.help.txt").read_text()
+    options = parse_help(text)["options"]
+    assert {"wiredTigerCacheSizeGB", "zstdDefaultCompressionLevel", "wiredTigerCollectionBlockCompressor",
+            "storageEngine", "syncdelay", "journalCommitInterval", "setParameter", "replSet"} <= options
+    assert not options & {"journal", "nojournal", "smallfiles", "nssize", "noprealloc", "wiredTigerCacheSizePct",
+                          "wiredTigerLiveRestoreSource", "wiredTigerEngineConfigString"}
+    storage = text.split("\nStorage options:\n")[1].split("\n\n")[0]
+    assert "  --syncdelay arg " in storage and "  --journalCommitInterval arg " in storage
+    assert "--dbpath" in storage and "--dbpath" not in text.split("\nGeneral options:\n")[1].split("\n\n")[0]
+    assert "  --zstdDefaultCompressionLevel arg (=6)\n" in text
+
+
 def test_configured_binary_must_exist(tmp_path):
     with pytest.raises(BinaryError, match=r"mongod\.binary: '/nope/mongod' is not an executable file"):
         find_mongod("/nope/mongod", where="params/x.yaml: system a: ")
@@ -71,8 +91,8 @@ def test_configured_binary_must_exist(tmp_path):
 # -- option errors: system, key, allowed values, before launch -------------------------------------
 def test_engine_the_binary_lacks():
     with pytest.raises(OptionError, match=r"system wt\.op1: mongod\.engine: 'rocksdb' is not supported by MongoDB "
-                                          r"7\.0\.14 .*allowed values: wiredTiger"):
-        engine_settings("wt.op1", {"engine": "rocksdb"}, info("mongodb-7.0.14"))
+                                          r"7\.1\.0-alpha .*allowed values: wiredTiger"):
+        engine_settings("wt.op1", {"engine": "rocksdb"}, info("mongodb-master-2023-06-27"))
 
 
 def test_whole_gb_cache_on_30_is_an_error_when_explicit_and_adjusted_when_derived():
@@ -94,12 +114,12 @@ def test_zstd_before_42():
 
 def test_key_of_another_engine():
     with pytest.raises(OptionError, match=r"mongod\.fanout: does not apply to engine wiredTiger; allowed keys"):
-        engine_settings("wt", {"engine": "wiredTiger", "fanout": 16}, info("mongodb-7.0.14"))
+        engine_settings("wt", {"engine": "wiredTiger", "fanout": 16}, info("mongodb-master-2023-06-27"))
 
 
 def test_nojournal_on_a_replica_set_member_from_40_and_anywhere_from_61():
-    with pytest.raises(OptionError, match=r"journal: false is not supported by MongoDB 7\.0\.14"):
-        engine_settings("wt", {"engine": "wiredTiger", "journal": False}, info("mongodb-7.0.14"))
+    with pytest.raises(OptionError, match=r"journal: false is not supported by MongoDB 7\.1\.0-alpha"):
+        engine_settings("wt", {"engine": "wiredTiger", "journal": False}, info("mongodb-master-2023-06-27"))
     four = info("mongodb-3.2.0-rc0", "db version v4.0.28\ngit version: x\n")
     with pytest.raises(OptionError, match="not allowed on a replica-set member"):
         engine_settings("wt", {"engine": "wiredTiger", "journal": False, "topology": "replset"}, four)
@@ -108,7 +128,8 @@ def test_nojournal_on_a_replica_set_member_from_40_and_anywhere_from_61():
 
 def test_unknown_extra_option():
     with pytest.raises(OptionError, match=r"extra_options\.noSuchKnob: .* has no option --noSuchKnob"):
-        engine_settings("wt", {"engine": "wiredTiger", "extra_options": {"noSuchKnob": 1}}, info("mongodb-7.0.14"))
+        engine_settings("wt", {"engine": "wiredTiger", "extra_options": {"noSuchKnob": 1}},
+                        info("mongodb-master-2023-06-27"))
 
 
 def test_params_block_validated_strictly():
@@ -174,7 +195,7 @@ def test_too_stale_line_in_a_log(tmp_path):
 def test_legacy_client_for_old_servers(monkeypatch, tmp_path):
     assert legacy.wire_version(info("mongodb-3.0.7")) == 3
     assert legacy.wire_version(info("tokumx-2.0.1")) == 0
-    assert legacy.runner_python(info("mongodb-7.0.14"), "x")["client"] == "current"
+    assert legacy.runner_python(info("mongodb-master-2023-06-27"), "x")["client"] == "current"
     monkeypatch.setenv("ENGINEBENCH_LEGACY_PYTHON", str(tmp_path / "missing"))
     with pytest.raises(legacy.LegacyError, match="make setup-legacy"):
         legacy.runner_python(info("mongodb-3.2.0-rc0"), "wt.320")

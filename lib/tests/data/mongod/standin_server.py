@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """A stand-in for mongod in unit tests of the launch/stop machinery (not of MongoDB): it prints
-the representative 7.0.14 --version/--help texts, listens on --port, and answers the handful of
-commands the launcher sends (isMaster, ping, replSetInitiate, addShard, shutdown) over OP_QUERY
-and OP_MSG. STANDIN_IGNORE_SHUTDOWN=1 makes it ignore shutdown and SIGTERM (to test the SIGKILL
-path). The integration suite uses real binaries only."""
+the mongodb-master-2023-06-27 --version/--help texts (a 7.1 development build, SOURCES.md), listens
+on --port, and answers the handful of commands the launcher sends (isMaster, ping, replSetInitiate,
+addShard, shutdown) over OP_QUERY and OP_MSG, with that build's maxWireVersion.
+STANDIN_IGNORE_SHUTDOWN=1 makes it ignore shutdown and SIGTERM (to test the SIGKILL path). The
+integration suite uses real binaries only."""
 import os
 import signal
 import socket
@@ -16,10 +17,10 @@ import bson
 HERE = Path(__file__).parent
 args = dict(a[2:].split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
 if "--version" in sys.argv:
-    print((HERE / "mongodb-7.0.14.version.txt").read_text(), end="")
+    print((HERE / "mongodb-master-2023-06-27.version.txt").read_text(), end="")
     sys.exit(0)
 if "--help" in sys.argv:
-    print((HERE / "mongodb-7.0.14.help.txt").read_text(), end="")
+    print((HERE / "mongodb-master-2023-06-27.help.txt").read_text(), end="")
     sys.exit(0)
 stubborn = os.environ.get("STANDIN_IGNORE_SHUTDOWN") == "1"
 if stubborn:
@@ -58,7 +59,10 @@ while True:
                 sys.exit(0)
             if name == "replSetInitiate":
                 initiated = True
-            reply = {"ok": 1, "ismaster": initiated, "maxWireVersion": 21}
+            # 22: LATEST_WIRE_VERSION = REPLICA_SET_TRANSACTIONS (7) + kSince_4_0, the index of the latest
+            # FCV 7.1 in releases.yml (src/mongo/db/wire_version.h, src/mongo/util/version/releases.h.tpl
+            # at the tree the fixtures come from)
+            reply = {"ok": 1, "ismaster": initiated, "maxWireVersion": 22}
             if op == 2004:
                 out = struct.pack("<iqii", 0, 0, 0, 1) + bson.encode(reply)
                 conn.sendall(struct.pack("<iiii", 16 + len(out), 1, rid, 1) + out)
