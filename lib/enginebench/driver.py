@@ -128,6 +128,7 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
             spec_path, command, expected = _write_spec(folder, params, system, target, sys_dir, data_dir, server, reuse)
             Supervision(SystemRun(folder, params, label, sys_dir, spec_path, data_dir, expected, stop_flag,
                                   resources, result, server, command, scratch)).run()
+            _server_findings(result, server)
         finally:
             if server is not None:
                 server.stop()
@@ -136,7 +137,41 @@ def _run_system(folder: RunFolder, params: dict, system: dict, target: dict, sto
             scratch.stopped()
             result["resources"] = resources.report()
             folder.record_system(result)
+            _record_findings(folder, result)
     return result
+
+
+# What a server system's run leaves beside its status, kept in its manifest entry.
+FINDINGS = ("skipped", "unspread")
+
+
+def _server_findings(result: dict, server) -> None:
+    """What only the server side knows once the runner has ended: a server that refused the tables
+    the system asked for (its LSM runs) skips the system, with the server's words and version,
+    instead of failing it (mongod/tabletype.py); a sharded load that left a collection off a shard
+    is recorded, and the report then judges none of the system's claims as sharded
+    (mongod/sharding.py)."""
+    if server is None:
+        return
+    refused = server.table_type_refusal()
+    if refused and result["status"] == "failed":
+        result["runner_error"] = result["error"]
+        result["status"], result["error"], result["skipped"] = "skipped", refused["reason"], refused
+    from .mongod.sharding import unspread, unspread_text
+    found = unspread([e for e in result["events"] if e.get("event") == "db_stats"])
+    if found:
+        result["unspread"] = found
+        for item in found:
+            print(f"[{result['label']}] {unspread_text(result['label'], item)}: its claims are not judged as sharded",
+                  file=sys.stderr, flush=True)
+
+
+def _record_findings(folder: RunFolder, result: dict) -> None:
+    """FINDINGS into the system's manifest entry (RunFolder.record_system keeps the status only)."""
+    kept = {key: result[key] for key in FINDINGS + ("runner_error",) if result.get(key)}
+    if kept and result["label"] in folder.systems:
+        folder.systems[result["label"]].update(kept)
+        folder.write_manifest()
 
 
 def run(exp: str, scale: str = "default", target: str = "auto", repeat: dict | None = None,
@@ -178,8 +213,7 @@ def run(exp: str, scale: str = "default", target: str = "auto", repeat: dict | N
         # written) is held: raised here, it would leave the folder marked running.
         held = _hold_signals(stop_flag)
         try:
-            if status != "aborted" and any(r["status"] != "complete" for r in folder.systems.values()):
-                status = "failed"
+            status = run_status(status, folder.systems)
             scratch.remove(keep=bool(params.get("keep_data")))
             folder.finish(status)
         finally:
@@ -188,6 +222,15 @@ def run(exp: str, scale: str = "default", target: str = "auto", repeat: dict | N
             if previous is not None:
                 signal.signal(signal.SIGTERM, previous)
     return folder.path
+
+
+def run_status(status: str, systems: dict) -> str:
+    """The run's status from its own and its systems': failed when a system did not complete, unless
+    the run was aborted; a system skipped because its server refused it (LSM tables) leaves the run
+    complete, as a system skipped before anything started does."""
+    if status != "aborted" and any(r["status"] not in ("complete", "skipped") for r in systems.values()):
+        return "failed"
+    return status
 
 
 def _hold_signals(stop_flag: threading.Event) -> dict:
@@ -277,7 +320,8 @@ def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None
 
 def _run_in_order(folder: RunFolder, prepared: Prepared, stop_flag: threading.Event, scratch) -> str:
     """Each system in turn; the run's status. A failed system stops the run or not as
-    supervision.on_failure says; an aborted one always does."""
+    supervision.on_failure says; an aborted one always does; a skipped one (its server refused
+    it) never does."""
     params = prepared.params
     for system in prepared.systems:
         result = _run_system(folder, params, system, prepared.resolved, stop_flag,

@@ -1,7 +1,7 @@
 """The server's companion: what the native runner needs of a server besides the workload's own
 commands, answered with pymongo (3.x for the posts' old servers, 4.x for today's).
 
-    python -m enginebench.mongod.companion [--table-type lsm] [--splits JSON]
+    python -m enginebench.mongod.companion [--table-type lsm] [--refusal-file PATH] [--splits JSON]
 
 The native runner starts one companion per server system and speaks JSON lines to it
 (jsonlines.py). The workload's commands go from the runner to the server directly, through the
@@ -17,7 +17,10 @@ driver; everything else stays here, where pymongo already speaks every server ge
   checkpoint    fsync before the quiesce
   stale         the stale secondary the watches found, or null (polled every second)
   created       a collection the workload created: sharded on a sharded deployment (sharding.py); the
-                first one's WiredTiger table type checked when the system asks for LSM (tabletype.py)
+                first one's WiredTiger table type checked when the system asks for LSM (tabletype.py).
+                A server that refuses the tables (at open or here) answers with the error, and the
+                refusal (the server's words, its version) goes to --refusal-file, from which the
+                driver records the system as skipped, not failed
   slow_ops_start / slow_ops_count
                 the server's profiler records operations at or above a threshold, then counts
                 them (slowops.py: iibench's Nslow as the post counted it)
@@ -27,6 +30,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import contextmanager
 
 import pymongo
 from pymongo.errors import OperationFailure, PyMongoError
@@ -47,8 +51,10 @@ def hello(client) -> dict:
 
 
 class Companion:
-    def __init__(self, table_type: str | None = None, splits: dict | None = None):
+    def __init__(self, table_type: str | None = None, splits: dict | None = None, refusal_file: str | None = None):
         self.table_type = table_type   # the WiredTiger table type the system asks for (LSM runs)
+        self.refusal_file = refusal_file   # where a server's refusal of those tables is written down
+        self.version: str | None = None
         self.table_checked = False
         self.splits = splits or {}     # collection -> split points (sharding.split_points)
         self.shard_names: list[str] = []
@@ -72,6 +78,7 @@ class Companion:
         build = self.client.admin.command("buildInfo")
         self.mongos = greeting.get("msg") == "isdbgrid"
         replica_set = "setName" in greeting or self.mongos
+        self.version = build.get("version")
         version = tuple(int(x) for x in (build.get("versionArray") or build["version"].split("."))[:2])
         try:
             status = self.client.admin.command("serverStatus")
@@ -91,9 +98,11 @@ class Companion:
         from .capabilities import probe
         engine_status = self.shard_clients[0].admin.command("serverStatus") if self.shard_clients else status
         capabilities = self.capabilities = probe(self.client, self.db, greeting, status, engine_status)
-        if self.table_type:  # before the workload: a server refusing LSM stops the system now
+        if self.table_type:  # before the workload: a server refusing LSM skips the system now
             from . import tabletype
-            tabletype.probe(self.client.get_database(self.db.name, write_concern=WriteConcern(w=1)), self.table_type)
+            with self._refusal():
+                tabletype.probe(self.client.get_database(self.db.name, write_concern=WriteConcern(w=1)),
+                                self.table_type, self.version)
         self.watches = self._watch(request.get("watch") or {})
         flavour = {k: build[k] for k in ("psmdbVersion", "tokumxVersion", "tokukvVersion") if k in build}
         return {"engine": engine, "version": build["version"], "atomic": atomic,
@@ -151,9 +160,21 @@ class Companion:
                                    self.splits.get(request["collection"]), self.shard_names)
         if self.table_type and not self.table_checked:
             from . import tabletype
-            tabletype.check(self.db, request["collection"], self.table_type)
+            with self._refusal():
+                tabletype.check(self.db, request["collection"], self.table_type, self.version)
             self.table_checked = True
         return key
+
+    @contextmanager
+    def _refusal(self):
+        """A TableTypeRefused goes on to the runner as the error it is, and is written down for the
+        driver, which skips the system on it (tabletype.refusal_file)."""
+        from . import tabletype
+        try:
+            yield
+        except tabletype.TableTypeRefused as refused:
+            tabletype.write_refusal(self.refusal_file, refused)
+            raise
 
     def _drop_database(self) -> None:
         # As a command, acknowledged whatever write concern the URI asks the writes for (a w:0
@@ -197,10 +218,12 @@ def main(argv: list[str] | None = None) -> int:
     import argparse
     parser = argparse.ArgumentParser(prog="enginebench.mongod.companion")
     parser.add_argument("--table-type", choices=("lsm",), help="the WiredTiger table type the system asks for")
+    parser.add_argument("--refusal-file", default=None,
+                        help="where to write a server's refusal of that table type (JSON), for the driver")
     parser.add_argument("--splits", type=json.loads, default=None,
                         help="JSON {collection: [split point, ...]}: pre-split chunks, one per shard")
     args = parser.parse_args(argv)
-    return jsonlines.serve(Companion(args.table_type, args.splits).handle)
+    return jsonlines.serve(Companion(args.table_type, args.splits, args.refusal_file).handle)
 
 
 if __name__ == "__main__":

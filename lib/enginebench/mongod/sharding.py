@@ -18,6 +18,9 @@ per shard, and each chunk is moved to its shard before the load (`split` with `m
 cluster_split_collection_cmd.cpp and cluster_move_chunk_cmd.cpp). Hashed keys cannot be used
 there: a unique index (link_pk, count_pk) needs a ranged key that prefixes it. After each phase
 the collections' per-shard counts (collStats' `shards`) say how the data spread (serverstats.py).
+A system whose load left a sharded collection off a shard measured fewer shards than it names:
+the driver records it (`unspread` in the manifest), the report says so on its first screen, and
+the claims that compare that system are not judged (report/trust.py).
 
 mongos's serverStatus has no storage engine section: engine counters are read from each shard's
 primary and summed; mongos keeps its own opcounters (the shards' are kept as shards.opcounters.*).
@@ -32,8 +35,28 @@ ALREADY_INITIALIZED = 23   # enableSharding on a database that already has it (b
 # LinkBench's link types: DEFAULT_LINK_TYPE + i for i < link_type_count (lib/native/src/workloads/
 # linkbench/mod.rs, LinkBench's LinkStore.DEFAULT_LINK_TYPE); its ids run over [startid1, maxid1).
 DEFAULT_LINK_TYPE = 123456789
-# moveChunk of a chunk to the shard that has it: mongodb r3.2.0 cluster_move_chunk_cmd.cpp answers
-# errmsg "that chunk is already on that shard"; nothing to do.
+# moveChunk of a chunk to the shard that already has it (each collection's first chunk sits on the
+# primary shard), by server line:
+#   3.0, 3.2  mongos refuses it: ok 0 with errmsg "that chunk is already on that shard" and no code
+#             (mongodb r3.2.0 src/mongo/s/commands/cluster_move_chunk_cmd.cpp: `if (from == to)
+#             { errmsg = "that chunk is already on that shard"; return false; }`); nothing to do.
+#   3.4 on    mongos hands every move to the config server (configsvr_client::moveChunk) with no
+#             check of its own, and the config server's MigrationManager::executeManualMigration
+#             returns OK whatever the donor answered when the chunk's shard is the destination
+#             (src/mongo/s/commands/cluster_move_chunk_cmd.cpp and src/mongo/db/s/balancer/
+#             migration_manager.cpp at 01cb4a206af83bf49da4fa750aba4a3f4aeaea10, a 5.0 development
+#             commit: `if (chunk.getShardId() == migrateInfo.to && commandStatus !=
+#             ErrorCodes::BalancerInterrupted) return Status::OK();`; 3.4's copy of the file says
+#             "Regardless of the failure mode, if the chunk's current shard matches the destination,
+#             deem the move as success").
+#   later     the same rule in the balancer (src/mongo/db/s/balancer/balancer.cpp at
+#             0044527f9a34b3b37330bc03f3d2c97017ca261b, processManualMigrationOutcome, log id 6036622
+#             "Migration outcome is not OK, but the transaction was committed. Returning success"),
+#             and the donor's _shardsvrMoveRange (moveRange's) returns at once when fromShard == toShard
+#             (src/mongo/db/s/shardsvr_move_range_command.cpp at 015b5d13b7638f97c6fbc1de57f4e90c5cea9be6).
+# So only 3.0/3.2 answer a same-shard move with an error, and with no code to go by: their wording is
+# the one recognised; later servers answer ok (with `millis`). Whatever the servers answered, the
+# spread after the load is what says whether the data reached every shard (unspread below).
 ALREADY_THERE = "already on that shard"
 
 
@@ -115,6 +138,74 @@ def spread(collstats: dict, cluster_shards: list[str]) -> dict | None:
         counts.setdefault(name, int((stats or {}).get("count") or 0))
     total = sum(counts.values())
     return {name: {"count": n, "share": round(n / total, 4) if total else 0.0} for name, n in counts.items()}
+
+
+def unspread(db_stats: list[dict], phase: str = "load") -> list[dict]:
+    """The sharded collections a system's load left off one or more shards, from its db_stats
+    events (the runner's event of the companion's phase_stats after each phase; serverstats.py
+    sets `shards` and `spread_ok` on a sharded collection's row): [{collection, phase, on: [the
+    shards holding documents], shards: {shard: count}}]. Empty collections have nothing to spread."""
+    found = []
+    for event in db_stats:
+        if event.get("phase") != phase:
+            continue
+        for name, row in sorted((event.get("collections") or {}).items()):
+            shards = (row or {}).get("shards")
+            if not isinstance(shards, dict) or row.get("spread_ok", True):
+                continue
+            counts = {shard: int((share or {}).get("count") or 0) for shard, share in shards.items()}
+            on = [shard for shard, n in counts.items() if n > 0]
+            if on:
+                found.append({"collection": name, "phase": phase, "on": on, "shards": counts})
+    return found
+
+
+def unspread_text(label: str, item: dict) -> str:
+    """"rx.sh's link sat on one shard (sh0 of sh0, sh1) after the load"."""
+    on, every = item["on"], list(item["shards"])
+    where = "one shard" if len(on) == 1 else f"{len(on)} of {len(every)} shards"
+    return (f"{label}'s {item['collection']} sat on {where} ({', '.join(on)} of {', '.join(every)}) "
+            f"after the {item['phase']}")
+
+
+def run_unspread(run) -> dict[str, list[dict]]:
+    """Per system of a run (report/rundata.RunData), what its sharded load left off a shard: the
+    manifest's record (driver.py), or for a run recorded before it, the system's db_stats events."""
+    out = {}
+    for label, info in (run.manifest.get("systems") or {}).items():
+        found = info.get("unspread")
+        if found is None and (info.get("engine_config") or {}).get("mongos") and getattr(run, "path", None):
+            from ..report.rundata import system_events
+            found = unspread(system_events(run, label, "db_stats"))
+        if found:
+            out[label] = found
+    return out
+
+
+def banner_lines(run) -> list[str]:
+    """For the first screen: each sharded system whose load did not reach every shard."""
+    return [f"{'; '.join(unspread_text(label, item) for item in found)}: the cluster did not spread the load, so "
+            f"{label} measured fewer shards than it names; its claims are not judged as sharded."
+            for label, found in run_unspread(run).items()]
+
+
+def claim_roles(run) -> dict[str, list[str]]:
+    """Claim id -> the roles it compares (claims.csv's numerator and denominator roles)."""
+    from ..report.claims import load_claims
+    out = {}
+    for claim in load_claims(run.manifest["experiment"]).iter_rows(named=True):
+        roles = f"{claim.get('numerator_role') or ''}|{claim.get('denominator_role') or ''}"
+        out[claim["id"]] = [r.strip() for r in roles.split("|") if r.strip()]
+    return out
+
+
+def not_judged(run, roles: list[str] | None, found: dict[str, list[dict]]) -> str | None:
+    """Why a claim comparing these roles is not judged: a system it compares is a sharded one whose
+    load sat on fewer shards than the cluster has (None when no such system plays its roles; a claim
+    whose roles are unknown compares every complete system)."""
+    systems = [s for s in run.complete_systems if not roles or any(run.plays(s, role) for role in roles)]
+    hits = [unspread_text(s["label"], item) for s in systems for item in found.get(s["label"], [])]
+    return "not judged: " + "; ".join(hits) if hits else None
 
 
 def shard_uris(list_shards: dict) -> dict[str, str]:

@@ -227,6 +227,7 @@ class ServerHandle:
     deployment: object | None = None      # launch.Deployment for TARGET=mongod; None for uri
     spec: dict | None = None
     splits: dict | None = None            # sharding.split_points, for the companion
+    refusal_path: Path | None = None      # where the companion writes a refusal of the system's tables
 
     @property
     def python(self) -> str:
@@ -238,6 +239,8 @@ class ServerHandle:
         companion = [self.client["python"], "-m", "enginebench.mongod.companion"]
         if self.deployment is not None and spec.get("engine") == "wiredTiger" and spec.get("table_type") == "lsm":
             companion += ["--table-type", "lsm"]   # the launch asked for LSM tables: check the server made them
+            if self.refusal_path is not None:
+                companion += ["--refusal-file", str(self.refusal_path)]
         if self.splits:
             companion += ["--splits", json.dumps(self.splits)]
         out = {"uri": self.uri, "database": self.database, "executor": self.client["executor"],
@@ -265,6 +268,14 @@ class ServerHandle:
     def counters(self) -> dict:
         return self.deployment.process_counters() if self.deployment is not None else {}
 
+    def table_type_refusal(self) -> dict | None:
+        """The server's refusal of the tables the system asked for (tabletype.py), as the companion
+        wrote it down: {reason, server_code, server_said, version, collection}; None when none."""
+        if self.refusal_path is None:
+            return None
+        from .tabletype import refusal_file
+        return refusal_file(self.refusal_path)
+
     def stop(self) -> None:
         if self.deployment is not None:
             self.deployment.stop()
@@ -290,7 +301,8 @@ def start_mongod(system: dict, sys_dir: Path, data_dir: Path, preexec) -> Server
     finally:
         deployment.write_record(deployment.record_path)
     return ServerHandle(with_write_concern(plan.uri, spec.get("write_concern", 1)), launch["client"],
-                        "enginebench", deployment, spec, launch.get("shard_splits"))
+                        "enginebench", deployment, spec, launch.get("shard_splits"),
+                        refusal_path=sys_dir / "table_type_refused.json")
 
 
 def open_server(system: dict, target: dict, sys_dir: Path, data_dir: Path, preexec) -> ServerHandle | None:

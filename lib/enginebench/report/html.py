@@ -139,6 +139,10 @@ def banner(run: RunData) -> str:
     if not_run:
         lines.append(f"Not run: {html.escape(', '.join(not_run))}.")
     not_ok = [s for s in run.systems if s.get("status") != "complete"]
+    from ..mongod.sharding import banner_lines as unspread_lines
+    unspread = unspread_lines(run)  # a sharded load left on one shard: on top, after the causes
+    top = len(causes(run)) + bool(m.get("stopped"))
+    lines[top:top] = [f"<b>{html.escape(line)}</b>" for line in unspread]
     lines += gap_lines(run)  # what a mongod/uri server lacked, named (report/gaps.py)
     lines += mmap_lock_lines(run)  # which MMAPv1 lock the mmap stand-in emulated (report/mmap.py)
     host = m.get("host") or {}
@@ -167,7 +171,8 @@ def banner(run: RunData) -> str:
         scale = plan.get("storage_scale", 1.0)
         storage += (f" at {scale:g} of its caps" if scale != 1.0 else "") + f" ({plan.get('method_io') or 'not enforced'})"
     lines.append(f"Memory limit: {memory}; storage profile: {storage}.")
-    css = "eb-banner eb-ok" if m["status"] == "complete" and not not_ok else "eb-banner"
+    plain = m["status"] == "complete" and not not_ok and not unspread
+    css = "eb-banner eb-ok" if plain else "eb-banner"
     return STYLE + f"<div class='{css}'>" + "<br>".join(lines) + "</div>"
 
 

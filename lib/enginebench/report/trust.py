@@ -8,6 +8,9 @@ claims table so that a verdict never contradicts the page it is on.
   drifted`; claims on bytes and space do not depend on the host's speed and keep their verdict.
 - A run on TARGET=uri measured the one server at the URI in place of the post's engines
   (uri_target.py): every claim is `not evaluated`, saying so.
+- A sharded system whose load left a collection off a shard measured fewer shards than it names
+  (mongod/sharding.py): a claim comparing it is `not evaluated`, "not judged: <system>'s
+  <collection> sat on one shard after the load".
 - A query phase that never reached steady state gives `not steady`; that one is decided where
   the intervals are chosen (report/steady.py, used by the LinkBench resolver).
 A claim that was not evaluated keeps its own reason: it had no verdict to withhold.
@@ -61,10 +64,16 @@ def withhold(run: RunData, table: pl.DataFrame) -> pl.DataFrame:
     smoke = run.manifest.get("scale") == "smoke"
     drifted = host_drift_reason(run)
     one_server = one_server_reason(run)
+    from ..mongod.sharding import claim_roles, not_judged, run_unspread
+    unspread = run_unspread(run)
+    roles = claim_roles(run) if unspread else {}
     rows = []
     for row in table.iter_rows(named=True):
+        unsharded = not_judged(run, roles.get(row["id"]), unspread) if unspread else None
         if one_server:
             row = {**row, "verdict": NOT_EVALUATED, "measured_ratio": None, "reason": one_server}
+        elif row["verdict"] != NOT_EVALUATED and unsharded:
+            row = {**row, "verdict": NOT_EVALUATED, "reason": unsharded}
         elif row["verdict"] != NOT_EVALUATED and smoke:
             row = _withheld(row, SMOKE, SMOKE_REASON)
         elif row["verdict"] != NOT_EVALUATED and drifted and depends_on_time(row["metric"]):
