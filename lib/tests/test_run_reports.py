@@ -157,7 +157,14 @@ def test_context_tables_of_a_real_run(results):
     assert threads["the post"] == "10" and threads["this run / the post"] == pytest.approx(0.2)
     view = context.normalised_view(run)
     assert view["metric"].to_list() == ["insert rate", "query rate", "size at the end, GB"]
-    assert view["our ratio"].is_not_null().all() and (view["our ratio"] > 0).all()
+    # The query rate has a ratio only when both engines' queries ran: in a smoke load on a busy
+    # machine one engine's load can end before its query threads' first query (iibench starts
+    # them after a number of rows), and then its qrate is None, not zero.
+    from enginebench.families.iibench.report import system_figures
+    queried = all((system_figures(run, label) or {}).get("qrate") is not None for label in ("wt", "rx")
+                  if label in run.manifest["systems"])
+    measured = view if queried else view.filter(pl.col("metric") != "query rate")
+    assert measured["our ratio"].is_not_null().all() and (measured["our ratio"] > 0).all()
     engines = context.engine_configuration(run)
     assert {"wt", "rx"} <= set(engines["system"]) and set(engines["settings from"]) == {"the runner"}
     assert engines.filter(pl.col("system") == "rx")["bloom_bits_per_key"][0] is not None
