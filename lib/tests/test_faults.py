@@ -247,26 +247,32 @@ def _kill_the_runner_in_the_query_phase(tmp_path, monkeypatch, label: str) -> Pa
     monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "data"))
     monkeypatch.setattr(driver, "load_params", lambda exp, scale, sets=None: params)
+    return _run_killing_the_runner_at("linkbench_cached", label, "run", tmp_path)
+
+
+def _run_killing_the_runner_at(exp: str, label: str, phase: str, tmp_path) -> Path:
+    """Run `exp` at smoke scale (its params already patched in) and kill `label`'s runner with
+    SIGKILL once it has reported its first interval of `phase`. Returns the run folder."""
     killed, stop = [], threading.Event()
 
-    def kill_after_a_query_interval():
+    def kill_after_the_first_interval():
         while not stop.is_set():
-            events = list((tmp_path / "results").glob(f"linkbench_cached/*/{label}/events.jsonl"))
-            if events and any(e.get("event") == "interval" and e.get("phase") == "run" for e in _events(events[0])):
+            events = list((tmp_path / "results").glob(f"{exp}/*/{label}/events.jsonl"))
+            if events and any(e.get("event") == "interval" and e.get("phase") == phase for e in _events(events[0])):
                 runners = [p for p in psutil.Process().children(recursive=True) if p.name() == "enginebench-runner"]
                 for runner in runners:
                     runner.send_signal(signal.SIGKILL)
                 killed.extend(runners)
                 return
             time.sleep(0.02)
-    killer = threading.Thread(target=kill_after_a_query_interval, daemon=True)
+    killer = threading.Thread(target=kill_after_the_first_interval, daemon=True)
     killer.start()
     try:
-        run_dir = driver.run("linkbench_cached", "smoke", "embedded")
+        run_dir = driver.run(exp, "smoke", "embedded")
     finally:
         stop.set()
         killer.join(timeout=30)
-    assert killed, "the query phase never reported an interval"
+    assert killed, f"the {phase} phase never reported an interval"
     return run_dir
 
 
@@ -466,26 +472,7 @@ def test_a_fractal_runner_killed_mid_phase_keeps_what_it_measured_and_leaves_not
     monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "data"))
     monkeypatch.setattr(driver, "load_params", lambda exp, scale, sets=None: params)
-    killed, stop = [], threading.Event()
-
-    def kill_in_the_first_client_phase():
-        while not stop.is_set():
-            events = list((tmp_path / "results").glob("tokumx_read/*/tokumx/events.jsonl"))
-            if events and any(e.get("event") == "interval" and e.get("phase") == "clients=1" for e in _events(events[0])):
-                runners = [p for p in psutil.Process().children(recursive=True) if p.name() == "enginebench-runner"]
-                for runner in runners:
-                    runner.send_signal(signal.SIGKILL)
-                killed.extend(runners)
-                return
-            time.sleep(0.02)
-    killer = threading.Thread(target=kill_in_the_first_client_phase, daemon=True)
-    killer.start()
-    try:
-        run_dir = driver.run("tokumx_read", "smoke", "embedded")
-    finally:
-        stop.set()
-        killer.join(timeout=30)
-    assert killed, "the client phase never reported an interval"
+    run_dir = _run_killing_the_runner_at("tokumx_read", "tokumx", "clients=1", tmp_path)
     system = json.loads((run_dir / "manifest.json").read_text())["systems"]["tokumx"]
     assert system["status"] == "failed" and "killed by SIGKILL" in system["error"], system.get("error")
     assert system["load_verified"]["ok"]
