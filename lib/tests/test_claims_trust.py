@@ -1,4 +1,5 @@
 """Verdicts carry their trust: the steady rule, a drifting host, a smoke run, and the size column."""
+import math
 from pathlib import Path
 
 import polars as pl
@@ -10,6 +11,9 @@ from enginebench.report.claims import (FAILS, HOLDS, HOST_DRIFTED, NOT_EVALUATED
                                        verdict_counts, verdict_summary)
 from enginebench.report.index import verdicts_cell
 from enginebench.report.rundata import RunData
+from enginebench.metrics.steady import QUIET, STATIONARY, steady_state, swing
+from enginebench.report import noise
+from enginebench.report.claims import WITHIN_NOISE
 from enginebench.report.steady import STEADY_MIN_INTERVALS, steadiness, steady_finding, steady_table, steady_tail
 from enginebench.report.trust import withhold
 
@@ -30,20 +34,72 @@ def test_the_steady_intervals_are_the_longest_passing_tail():
     assert STEADY_MIN_INTERVALS == 3
 
 
+# RocksDB's query phase as issue 48 saw it at the default scale: 15 intervals of 20 s swinging
+# between about 5,500 and 10,500 requests/s as compactions come and go, around a flat mean;
+# WiredTiger quiet after its first intervals.
+RX_SWINGING = [6100.0, 9800.0, 7400.0, 10500.0, 5600.0, 8900.0, 9900.0, 5500.0, 10200.0, 7900.0,
+               6200.0, 10300.0, 8100.0, 5700.0, 9600.0]
+WT_QUIET = [4200.0, 5000.0, 5400.0, 5600.0, 5500.0, 5650.0, 5550.0, 5600.0, 5500.0, 5700.0,
+            5600.0, 5550.0, 5650.0, 5600.0, 5550.0]
+
+
+def test_a_rate_swinging_around_a_flat_mean_is_steady_as_stationary():
+    state = steady_state(RX_SWINGING)
+    assert state.kind == STATIONARY and state.intervals == 10  # the last two thirds, at least 8
+    assert state.trend_p is not None and state.trend_p >= 0.05
+    assert steady_state(WT_QUIET).kind == QUIET
+
+
+def test_a_rate_still_trending_over_its_window_stays_not_steady():
+    climbing = [2000.0 + 400 * k + (900 if k % 2 else -900) for k in range(15)]  # swings, and climbs
+    state = steady_state(climbing)
+    assert state.intervals == 0 and state.trend_p < 0.05
+    assert steady_state([5600.0, 9800.0, 6000.0, 10000.0, 5800.0, 9900.0, 6100.0]).trend_p is None  # too few to test
+    described = steadiness(_run(climbing, WT_QUIET, interval_s=20.0), "rx.op1").describe()
+    assert "still trend" in described and "Mann-Kendall" in described
+
+
+def test_the_swing_is_the_standard_error_of_the_mean_cut_for_neighbours_alike():
+    assert swing([100.0, 100.0, 100.0]) == 0.0
+    alternating = [90.0, 110.0] * 6  # neighbours unlike: n counts in full
+    assert swing(alternating) == pytest.approx(math.sqrt(sum((v - 100) ** 2 for v in alternating) / 11 / 12) / 100)
+    runs_of_three = [90.0, 90.0, 90.0, 110.0, 110.0, 110.0] * 2  # neighbours alike: fewer effective samples
+    assert swing(runs_of_three) > swing(alternating)
+    assert swing([1.0, 2.0]) is None
+
+
+def test_a_stationary_system_gets_a_verdict_with_its_swing_in_the_noise():
+    run = _run(RX_SWINGING, WT_QUIET, interval_s=20.0, speed=SPEED_HELD)
+    claim = _query_claim(run)
+    assert claim["verdict"] in (HOLDS, FAILS)
+    assert "as stationary" in claim["from"] and "swing the ratio" in claim["from"]
+    assert 0.05 < claim["swing"] < 0.5
+    rx_mean = sum(RX_SWINGING[5:]) / 10
+    wt_mean = sum(WT_QUIET[steadiness(run, "wt.op1").passed[0]:]) / len(steadiness(run, "wt.op1").passed)
+    assert claim["measured_ratio"] == pytest.approx(rx_mean / wt_mean)
+    # A ratio nearer its bound than the swing reads within noise, naming the swing.
+    near = {**claim, "measured_ratio": 1.0 + claim["swing"] / 2, "expect": "greater than 1"}
+    judged = noise.single_run(run, near)
+    assert judged["verdict"] == WITHIN_NOISE and "intervals swing the ratio" in judged["reason"]
+
+
 def _interval_rows(label: str, rates: list[float], seconds: float = 60.0) -> list[dict]:
     return [{"system": label, "phase": "run", "interval": k, "seconds": seconds, "ops": rate * seconds,
              "ops_per_s": rate, "per_op_denominator": rate * seconds, "requests": rate * seconds,
              "t_end": (k + 1) * seconds, "client_cpu_s": 1.0} for k, rate in enumerate(rates)]
 
 
-def _run(rx_rates, wt_rates, scale="default", speed=None) -> RunData:
+SPEED_HELD = {"start": {"docs_per_s": 250_000}, "end": {"docs_per_s": 251_000}}
+
+
+def _run(rx_rates, wt_rates, scale="default", speed=None, interval_s=60.0) -> RunData:
     systems = [{"label": "wt.op1", "role": "btree", "engine": "wiredtiger", "options": {"oplog": True}},
                {"label": "rx.op1", "role": "lsm", "engine": "rocksdb", "options": {"oplog": True}}]
     manifest = {"experiment": "linkbench_uncached_disk", "run_id": "t", "scale": scale,
                 "params": {"systems": systems, "notebook": "linkbench"},
                 "systems": {s["label"]: {"status": "complete", "runner": {"runner": "native"}} for s in systems},
                 "host": {"speed": speed or {}}}
-    intervals = pl.DataFrame(_interval_rows("wt.op1", wt_rates) + _interval_rows("rx.op1", rx_rates))
+    intervals = pl.DataFrame(_interval_rows("wt.op1", wt_rates, interval_s) + _interval_rows("rx.op1", rx_rates, interval_s))
     return RunData(Path("/nonexistent"), manifest, intervals, pl.DataFrame(), pl.DataFrame())
 
 

@@ -12,6 +12,9 @@ The noise is measured, never assumed:
   run's start and end (results/calibration.py) measures that; a ratio on time (rates, latencies,
   CPU per operation) closer to its bound than the probe's change over the run is within noise.
   Claims on bytes and space do not move with the host's speed: a single run gives them no floor.
+  A query phase's own swing adds to it: a system steady but swinging (metrics/steady.py) gives
+  its claims two standard errors of the ratio from its intervals (the row's `swing`), so a
+  within-noise verdict there reads "the host moved x and the intervals swing y".
 
 The bound is the number the expectation compares with ("greater than 1.3": 1.3; "between 0.85
 and 1.15": the nearer of the two; "lowest": 1), and distances are taken in logs, so 1.1x and
@@ -69,17 +72,26 @@ def _percent(log_units: float) -> str:
 
 def single_run(run: RunData, row: dict) -> dict:
     """A single run's claim row, `within noise` when its ratio is closer to the bound than the
-    host's speed moved over the run; unchanged otherwise."""
-    if row["verdict"] not in (HOLDS, FAILS) or not depends_on_time(row["metric"]):
+    host's speed moved over the run (claims on time) plus its intervals' swing (any claim whose
+    systems' intervals were read); unchanged otherwise."""
+    if row["verdict"] not in (HOLDS, FAILS):
         return row
-    floor, distance = host_floor(run), margin(row["measured_ratio"], row["expect"])
-    if floor is None or distance is None or distance > floor:
+    floor = host_floor(run) if depends_on_time(row["metric"]) else None
+    swing = row.get("swing")
+    swing = math.log1p(swing) if swing else None
+    distance = margin(row["measured_ratio"], row["expect"])
+    if distance is None or (floor is None and swing is None) or distance > (floor or 0) + (swing or 0):
         return row
+    sources = []
+    if floor is not None:
+        sources.append(f"this host's speed probe moved {_percent(floor)} between the run's start and end (the "
+                       "systems ran one after another)")
+    if swing is not None:
+        sources.append(f"the systems' intervals swing the ratio by {_percent(swing)} (two standard errors)")
     return {**row, "verdict": WITHIN_NOISE,
             "reason": (f"the ratio {row['measured_ratio']:.3f} is {_percent(distance)} from the bound of "
-                       f"'{row['expect']}', and this host's speed probe moved {_percent(floor)} between the run's "
-                       f"start and end (the systems ran one after another): {row['verdict']} by less than the "
-                       f"host's own variation; REPEAT=3 measures the run-to-run noise instead")}
+                       f"'{row['expect']}', and " + " and ".join(sources) + f": {row['verdict']} by less than "
+                       "the measurement's own variation; REPEAT=3 measures the run-to-run noise instead")}
 
 
 def over_runs(row: dict, ratios: list[float]) -> dict:

@@ -1,7 +1,8 @@
 """Which measured intervals of a query phase a throughput verdict may use: the steady-state rule
 (metrics/steady.py) applied to each system's intervals, and how the report states it. A system
-that never gets there has no verdict for the claims that read its query phase: they say "not
-steady". A phase that ran until steady (`until_steady:` in its params) says when it got there.
+that never gets there (its rate still trends) has no verdict for the claims that read its query
+phase: they say "not steady". A stationary one is judged with its swing in the claim's noise. A
+phase that ran until steady (`until_steady:` in its params) says when it got there.
 """
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from dataclasses import dataclass
 
 import polars as pl
 
-from ..metrics.steady import RULE, STEADY_MIN_INTERVALS, STEADY_SPREAD, steady_tail
+from ..metrics.steady import (QUIET, RULE, STATIONARY, STATIONARY_MIN_INTERVALS, STEADY_MIN_INTERVALS,
+                              STEADY_SPREAD, TREND_ALPHA, stationary_window, steady_state, steady_tail)
 from .rundata import RunData, system_events
 
-__all__ = ["RULE", "STEADY_MIN_INTERVALS", "STEADY_SPREAD", "steady_tail", "Steadiness", "steadiness",
-           "steady_table", "steady_finding"]
+__all__ = ["RULE", "STEADY_MIN_INTERVALS", "STEADY_SPREAD", "STATIONARY", "steady_tail", "Steadiness",
+           "steadiness", "steady_table", "steady_finding"]
 
 
 @dataclass
@@ -24,6 +26,8 @@ class Steadiness:
     rates: list[float]
     passed: list[int]  # interval numbers (0-based) that passed; empty when not steady
     ended: str = ""    # how a phase measured until steady ended; "" for a phase of fixed length
+    kind: str = ""     # QUIET or STATIONARY when steady (metrics/steady.py)
+    trend_p: float | None = None  # the Mann-Kendall p-value over the stationary window, when tested
 
     @property
     def steady(self) -> bool:
@@ -39,12 +43,27 @@ class Steadiness:
 
     def describe(self) -> str:
         """'intervals 4-10 passed' or why none did, in the report's 1-based numbering."""
-        if self.steady:
+        if self.kind == QUIET:
             return f"intervals {_span(self.passed)} of {len(self.intervals)} passed"
+        if self.kind == STATIONARY:
+            return (f"intervals {_span(self.passed)} of {len(self.intervals)} passed as stationary (they swing "
+                    f"±{self.spread_of_window():.0%} with no trend, Mann-Kendall p = {self.trend_p:.2f}; the swing "
+                    "is in the claim's noise)")
         if len(self.intervals) < STEADY_MIN_INTERVALS:
             return f"not steady: {len(self.intervals)} interval(s), fewer than the rule's {STEADY_MIN_INTERVALS}"
-        return (f"not steady: its last {STEADY_MIN_INTERVALS} intervals spread ±{self.spread_of_tail():.0%} "
-                f"around their mean (the rule allows ±{STEADY_SPREAD:.0%})")
+        quiet = (f"its last {STEADY_MIN_INTERVALS} intervals spread ±{self.spread_of_tail():.0%} around their mean "
+                 f"(the rule allows ±{STEADY_SPREAD:.0%})")
+        if self.trend_p is None:
+            return (f"not steady: {quiet}, and {len(self.intervals)} intervals are too few for the trend test "
+                    f"(it reads at least {STATIONARY_MIN_INTERVALS})")
+        return (f"not steady: {quiet}, and its last {stationary_window(len(self.intervals))} still trend "
+                f"(Mann-Kendall p = {self.trend_p:.3f} < {TREND_ALPHA:g})")
+
+    def spread_of_window(self) -> float:
+        """The largest deviation from the mean over the intervals that passed."""
+        rates = self.rates[-len(self.passed):]
+        mean = sum(rates) / len(rates)
+        return max(abs(r - mean) for r in rates) / mean
 
 
 def _span(intervals: list[int]) -> str:
@@ -58,9 +77,10 @@ def steadiness(run: RunData, label: str, phase: str = "run") -> Steadiness:
         (pl.col("system") == label) & (pl.col("phase") == phase)).sort("interval")
     intervals = rows["interval"].to_list() if rows.height else []
     rates = [float(r) for r in rows["ops_per_s"].to_list()] if rows.height else []
-    tail = steady_tail(rates)
+    state = steady_state(rates)
+    tail = state.intervals
     return Steadiness(label, intervals, rates, intervals[len(intervals) - tail:] if tail else [],
-                      how_it_ended(run, label, phase))
+                      how_it_ended(run, label, phase), state.kind, state.trend_p)
 
 
 def how_it_ended(run: RunData, label: str, phase: str) -> str:
@@ -77,7 +97,9 @@ def how_it_ended(run: RunData, label: str, phase: str) -> str:
         return f"steady after {end['seconds']:,.0f} s (interval {end['steady_at_interval'] + 1}); ended there"
     if end.get("aborted"):
         return "ended early (aborted)"
-    return f"ran its most, {most:,.0f} s, without becoming steady" if most else "ran to its end without becoming steady"
+    # The driver ends a phase early only when quiet (metrics/steady.py); a stationary one runs its most.
+    return (f"ran its most, {most:,.0f} s, without becoming quiet" if most
+            else "ran to its end without becoming quiet")
 
 
 def steady_table(run: RunData) -> pl.DataFrame:

@@ -13,6 +13,7 @@ from ...report.claims import (Measured, caveat, claim_line, cpu_comparability, e
 from ...report.latency import latency_rows, latency_table, stalls_sentence
 from ...report.rundata import RunData, latest_run, load_run, merged_latency, phase_summary
 from ...report.runparams import request_rate
+from ...metrics.steady import swing
 from ...report.steady import steadiness, steady_finding
 from ...report import unfinished
 from ...report.numbers import number
@@ -228,8 +229,40 @@ def resolver(run: RunData):
             return Measured(None, detail, f"{metric} was not measured for {a['label'] if va is None else b['label']}")
         if vb == 0:
             return Measured(None, detail, f"{metric} of {b['label']} is 0, so the ratio is undefined")
-        return Measured(va / vb, detail, unsteady=unsteady)
+        swing = _ratio_swing(run, [a["label"], b["label"]], phase, metric, op) if phase == "run" else None
+        if swing:
+            detail += f"; its intervals swing the ratio ±{swing:.1%} (two standard errors)"
+        return Measured(va / vb, detail, unsteady=unsteady, swing=swing)
     return resolve
+
+
+def _ratio_swing(run: RunData, labels: list[str], phase: str, metric: str, op: str | None) -> float | None:
+    """Two standard errors of the ratio, relative, from each system's interval-to-interval swing
+    of the claim's own metric over its judged intervals (metrics/steady.swing): an LSM swinging
+    between compactions is steady but noisy, and that noise belongs in the verdict."""
+    errors = []
+    for label in labels:
+        values = [v for v in (_value(_one_interval(run, label, phase, k), label, phase, metric, op)
+                              for k in _judged_intervals(run, label)) if v is not None]
+        error = swing(values)
+        if error is None:
+            return None
+        errors.append(error)
+    return 2 * math.sqrt(sum(e * e for e in errors))
+
+
+def _judged_intervals(run: RunData, label: str) -> list[int]:
+    state = steadiness(run, label)
+    return state.passed or state.intervals
+
+
+def _one_interval(run: RunData, label: str, phase: str, interval: int) -> RunData:
+    """The run with one system's rows of a phase narrowed to one interval."""
+    def only(frame: pl.DataFrame) -> pl.DataFrame:
+        if frame.is_empty():
+            return frame
+        return frame.filter((pl.col("phase") != phase) | (pl.col("system") != label) | (pl.col("interval") == interval))
+    return dataclasses.replace(run, ops=only(run.ops), intervals=only(run.intervals))
 
 
 def _short(value, metric: str = ""):

@@ -13,7 +13,7 @@ from ...report import over_time, palette, unfinished
 from ...report.charts import time_unit
 from ...report.claims import Measured, evaluate, load_claims, role_note
 from ...report.rundata import RunData, phase_summary
-from ...report.steady import STEADY_MIN_INTERVALS, STEADY_SPREAD, steadiness
+from ...report.steady import RULE, steadiness
 
 
 def post_matrix() -> pl.DataFrame:
@@ -207,8 +207,7 @@ def _steady_state(run: RunData, done: list[dict]) -> str:
     post's own window (the second half), so a reader can tell a warm-up the half still holds."""
     each = "; ".join(f"{s['label']} {steadiness(run, s['label'], 'run').describe()}" for s in done)
     return (f"**Steady state.** The figures average the second half of each run, as the post averaged the 2nd "
-            f"of its 2 hours. By the steady rule of the LinkBench experiments (the last {STEADY_MIN_INTERVALS} or more "
-            f"intervals within ±{STEADY_SPREAD:.0%} of their mean): {each}.")
+            f"of its 2 hours. By the steady rule of the LinkBench experiments ({RULE}): {each}.")
 
 
 def findings(run: RunData, claims: pl.DataFrame) -> str:
