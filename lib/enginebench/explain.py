@@ -29,9 +29,11 @@ probe of each run is on its page.
 from __future__ import annotations
 
 import html as html_lib
+import json
 import math
 import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable
 
@@ -270,7 +272,58 @@ def conclusion(claim: dict, rows: list[dict]) -> str:
                          f"{base['ratio']:.2f})")
     if moved:
         return "Factors that move the ratio: " + "; ".join(moved) + "."
-    return "Unexplained by these factors: no single one moves the ratio across the claim's bound or within the published size."
+    tried = ", ".join(r["factor"] for r in rows[1:] if r.get("ratio")) or "none could run"
+    nearest = _nearest(published, base, rows[1:])
+    return ("Unexplained by these factors: no single one moves the ratio across the claim's bound or within the "
+            f"published size (tried: {tried})." + nearest)
+
+
+def _nearest(published: float | None, base: dict, rows: list[dict]) -> str:
+    """The factor that moves the ratio furthest toward the published one, in log distance, when
+    one moves it at all: a partial explanation is still worth a sentence."""
+    if not published or not base.get("ratio") or base["ratio"] <= 0:
+        return ""
+    gap = lambda ratio: abs(math.log(ratio) - math.log(published))  # noqa: E731
+    closer = [(gap(base["ratio"]) - gap(r["ratio"]), r) for r in rows if r.get("ratio") and r["ratio"] > 0]
+    closer = [(gain, r) for gain, r in closer if gain > 0]
+    if not closer:
+        return ""
+    gain, row = max(closer, key=lambda pair: pair[0])
+    return (f" The one that moves it furthest toward the post's {published:g}: {row['factor']} "
+            f"({base['ratio']:.2f} to {row['ratio']:.2f}).")
+
+
+def moved_factors(claim: dict, rows: list[dict]) -> list[str]:
+    """The names of the factors conclusion() names as moving the ratio."""
+    text = conclusion(claim, rows)
+    if not text.startswith("Factors that move"):
+        return []
+    return [r["factor"] for r in rows[1:] if f"{r['factor']} (" in text]
+
+
+def answer_path(exp: str, claim_id: str) -> Path:
+    """The explain's answer as data, beside its page: what the collection page shows by the claim."""
+    return reports_dir() / f"explain-{exp}-{claim_id}.json"
+
+
+def write_answer(exp: str, claim: dict, rows: list[dict], scale: str, repeat: int) -> Path:
+    base = rows[0] if rows else {}
+    record = {"experiment": exp, "claim_id": claim["id"], "scale": scale, "repeat": repeat,
+              "answer": conclusion(claim, rows), "moved": moved_factors(claim, rows),
+              "tried": [r["factor"] for r in rows[1:] if r.get("ratio") is not None],
+              "not_run": {r["factor"]: r["reason"] for r in rows[1:] if r.get("verdict") == "not run"},
+              "base": {"ratio": base.get("ratio"), "verdict": base.get("verdict"), "run": base.get("run")},
+              "variants": [{k: r.get(k) for k in ("factor", "set", "ratio", "verdict", "run")} for r in rows],
+              "page": page_path(exp, claim["id"]).name,
+              "written": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+    out = answer_path(exp, claim["id"])
+    out.write_text(json.dumps(record, indent=1, default=str))
+    return out
+
+
+def read_answer(exp: str, claim_id: str) -> dict | None:
+    path = answer_path(exp, claim_id)
+    return json.loads(path.read_text()) if path.is_file() else None
 
 
 def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embedded", repeat: int = 1,
@@ -313,7 +366,9 @@ def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embe
         measured = _measure(group, claim_id)
         rows.append({**row, "ratio": measured.get("measured_ratio"), "verdict": measured.get("verdict", "not measured"),
                      "from": measured.get("from", ""), "reason": measured.get("reason", ""), "run": str(path)})
-    return write_page(exp, claim, labels, rows, scale, repeat)
+    page = write_page(exp, claim, labels, rows, scale, repeat)
+    write_answer(exp, claim, rows, scale, repeat)
+    return page
 
 
 def write_page(exp: str, claim: dict, labels: list[str], rows: list[dict], scale: str, repeat: int) -> Path:
@@ -360,7 +415,9 @@ def explain_note(exp: str, claims: pl.DataFrame) -> str:
             continue
         page = page_path(exp, row["id"])
         link = f" (<a href='{html_lib.escape(page.as_uri())}'>its page</a>)" if page.exists() else ""
-        items.append(f"<li><code>make explain EXP={exp} CLAIM={html_lib.escape(row['id'])}</code>{link}</li>")
+        answer = read_answer(exp, row["id"])
+        said = f": {html_lib.escape(answer['answer'])}" if answer else ""
+        items.append(f"<li><code>make explain EXP={exp} CLAIM={html_lib.escape(row['id'])}</code>{link}{said}</li>")
     if not items:
         return ""
     return ("<p>Verdicts that differ from the post; each command runs the claim's systems once per named factor "

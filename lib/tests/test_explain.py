@@ -1,5 +1,7 @@
 """`make explain`: the claim's systems once per named factor, each variant one --set away from
 the base, and a page that names the factors that move the ratio (explain.py)."""
+import html
+
 import polars as pl
 import pytest
 
@@ -57,7 +59,8 @@ def test_the_conclusion_names_a_factor_that_turns_the_verdict():
             {"factor": "threads", "verdict": "does not hold", "ratio": 0.86}]
     assert explain.conclusion(claim, rows) == ("Factors that move the ratio: settings (the verdict turns from "
                                                "does not hold to holds).")
-    assert explain.conclusion(claim, rows[::2]).startswith("Unexplained by these factors")
+    unexplained = explain.conclusion(claim, rows[::2])
+    assert unexplained.startswith("Unexplained by these factors")
     # A claim that holds at its size: a factor that takes the ratio out of it is named too.
     held = [{"factor": "base", "verdict": "holds", "ratio": 1.30}, {"factor": "settings", "verdict": "holds", "ratio": 1.70}]
     assert explain.conclusion(claim, held) == ("Factors that move the ratio: settings (the ratio leaves the published "
@@ -83,6 +86,22 @@ def test_a_smoke_explain_runs_the_variants_and_writes_its_page(isolated_run, mon
     notes = explain.explain_note("linkbench_cached", pl.DataFrame([
         {"id": "lb.load.btree_vs_lsm", "verdict": "does not hold", "published_ratio": 2.0, "measured_ratio": 0.9}]))
     assert "make explain EXP=linkbench_cached CLAIM=lb.load.btree_vs_lsm" in notes and "its page" in notes
+    # The answer as data, beside the page, for the collection page and claims.json.
+    answer = explain.read_answer("linkbench_cached", "lb.load.btree_vs_lsm")
+    assert answer["page"] == page.name and answer["scale"] == "smoke" and html.escape(answer["answer"]) in text
+    assert answer["tried"] in (["journal compressor"], []) and answer["base"]["run"]
+
+
+def test_an_unexplained_verdict_names_the_factors_tried_and_the_nearest_one():
+    claim = {"reference_ratio": "1.16", "expect": "greater than 1"}
+    rows = [{"factor": "base", "verdict": "holds", "ratio": 46.9},
+            {"factor": "settings", "verdict": "holds", "ratio": 47.5},
+            {"factor": "storage", "verdict": "holds", "ratio": 2.9},
+            {"factor": "cache size", "verdict": "not run", "ratio": None}]
+    text = explain.conclusion(claim, rows)
+    assert "(tried: settings, storage)" in text
+    assert text.endswith("The one that moves it furthest toward the post's 1.16: storage (46.90 to 2.90).")
+    assert explain.moved_factors(claim, rows) == []
 
 
 def test_the_base_is_the_experiments_own_run_with_the_same_params(isolated_run):
@@ -123,3 +142,22 @@ def test_a_client_sweep_doubles_each_client_count():
     threads = next(v for v in variants if v.factor == "threads")
     assert threads.sets[0] == "phases.measure.threads=[2, 4, 6, 8, 10, 12]"
     assert load_params("tokumx_read", "default", threads.sets)["phases"]["measure"]["threads"] == [2, 4, 6, 8, 10, 12]
+
+
+def test_the_collection_page_gives_each_differing_verdict_its_explain_answer(monkeypatch, tmp_path):
+    from enginebench.report.collection import why_it_differs
+    monkeypatch.setenv("ENGINEBENCH_REPORTS", str(tmp_path))
+    claim = {"id": "tk.read_only", "claim": "reads", "reference_ratio": "1.05", "expect": "greater than 1"}
+    rows = [{"factor": "base", "verdict": "holds", "ratio": 3.53, "run": "/r/base"},
+            {"factor": "threads", "verdict": "holds", "ratio": 1.04, "run": "/r/threads", "set": "x"}]
+    differing = {"verdict": "holds", "published_ratio": 1.05, "measured_ratio": 3.53}
+    assert why_it_differs("tokumx_read", "tk.read_only", differing, "default")["why_it_differs"] == (
+        "not explained yet: make explain EXP=tokumx_read CLAIM=tk.read_only")
+    explain.write_answer("tokumx_read", claim, rows, "default", 1)
+    why = why_it_differs("tokumx_read", "tk.read_only", differing, "default")
+    assert why == {"why_it_differs": "Factors that move the ratio: threads (the ratio comes within the published size).",
+                   "explain_page": "explain-tokumx_read-tk.read_only.html"}
+    assert "explained at the default scale, where the base read holds at 3.53" in why_it_differs(
+        "tokumx_read", "tk.read_only", differing, "paper")["why_it_differs"]
+    agreeing = {"verdict": "holds", "published_ratio": 1.05, "measured_ratio": 1.06}
+    assert why_it_differs("tokumx_read", "tk.read_only", agreeing, "default")["why_it_differs"] == ""

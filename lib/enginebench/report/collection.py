@@ -37,7 +37,7 @@ STUDIES = {
 }
 SCALE_ORDER = ("paper", "default", "smoke")
 FIELDS = ("study", "claim_id", "claim", "experiment", "target", "scale", "run_id", "runs", "published_ratio",
-          "measured_ratio", "verdict", "size", "reason", "from", "report")
+          "measured_ratio", "verdict", "size", "reason", "from", "report", "why_it_differs", "explain_page")
 
 
 def _study(seed: str) -> tuple[str, str, str]:
@@ -95,7 +95,8 @@ def claim_rows() -> list[dict]:
                              "measured_ratio": verdict.get("measured_ratio"), "verdict": verdict["verdict"],
                              "size": verdict.get("size", ""), "reason": verdict.get("reason", ""),
                              "from": verdict.get("from", ""),
-                             "report": str(run / "report.html") if (run / "report.html").is_file() else ""})
+                             "report": str(run / "report.html") if (run / "report.html").is_file() else "",
+                             **why_it_differs(exp, claim["id"], verdict, scale)})
         if not found:
             first = re.split(r"[|+]", claim["experiment"])[0]
             rows.append({"study": study, "claim_id": claim["id"], "claim": claim["claim"],
@@ -103,8 +104,27 @@ def claim_rows() -> list[dict]:
                          "published_ratio": float(claim["reference_ratio"]) if claim["reference_ratio"] else None,
                          "measured_ratio": None, "verdict": "no run yet",
                          "size": "", "reason": f"no complete run: make experiment EXP={first}",
-                         "from": "", "report": ""})
+                         "from": "", "report": "", "why_it_differs": "", "explain_page": ""})
     return rows
+
+
+def why_it_differs(exp: str, claim_id: str, verdict: dict, scale: str) -> dict:
+    """For a verdict that differs from the post (explain.differs): `make explain`'s answer, with
+    the scale it ran at when that is not the row's, or the command that would give one."""
+    from ..explain import differs, read_answer
+    if not differs(verdict):
+        return {"why_it_differs": "", "explain_page": ""}
+    answer = read_answer(exp, claim_id)
+    if answer is None:
+        return {"why_it_differs": f"not explained yet: make explain EXP={exp} CLAIM={claim_id}", "explain_page": ""}
+    at = "" if answer.get("scale") == scale else (
+        f" (explained at the {answer.get('scale')} scale, where the base read {answer['base'].get('verdict')} at "
+        f"{_ratio(answer['base'].get('ratio'))})")
+    return {"why_it_differs": answer["answer"] + at, "explain_page": answer["page"]}
+
+
+def _ratio(value) -> str:
+    return f"{value:.2f}" if isinstance(value, (int, float)) else "no ratio"
 
 
 def page_rows(rows: list[dict]) -> list[dict]:
@@ -135,6 +155,15 @@ def _cell(value, numeric: bool = False) -> str:
     if numeric:
         return f"<td>{value:.2f}</td>" if isinstance(value, (int, float)) else f"<td>{html.escape(str(value))}</td>"
     return f"<td class='text'>{html.escape(str(value))}</td>"
+
+
+def _why_cell(row: dict) -> str:
+    """The explain answer, linked to its page (reports/, beside this one)."""
+    why = row.get("why_it_differs") or ""
+    if not row.get("explain_page"):
+        return _cell(why)
+    return (f"<td class='text'>{html.escape(why)} <a href='{html.escape(row['explain_page'])}'>explain page</a>"
+            "</td>")
 
 
 def _select(name: str, values: list[str]) -> str:
@@ -171,10 +200,11 @@ def claims_section(rows: list[dict], out_dir: Path) -> str:
             + _cell(r["study"]) + _cell(r["claim_id"]) + _cell(r["claim"]) + _cell(r["published_ratio"], True)
             + _cell(r["measured_ratio"], True) + f"<td class='text {css}'>{html.escape(r['verdict'])}</td>"
             + _cell(r["size"]) + _cell(trust_of(r)) + _cell(r["runs"] or "") + _cell(r["reason"])
-            + f"<td class='text'>{report}</td></tr>")
+            + _why_cell(r) + f"<td class='text'>{report}</td></tr>")
     head = "".join(f"<th class='text'>{h}</th>" for h in ("study", "claim", "in the post's words", "published",
                                                          "ours", "verdict", "size", "scale, target", "runs",
-                                                         "why (when no verdict)", "run"))
+                                                         "why (when no verdict)", "why it differs from the post",
+                                                         "run"))
     filters = (_select("study", sorted({r["study"] for r in shown})) + _select("verdict", sorted({r["verdict"] for r in shown}))
                + _select("trust", sorted({trust_of(r) for r in shown})))
     summary = "".join(f"<li>{html.escape(line)}</li>" for line in study_lines(shown))
