@@ -24,11 +24,9 @@ def test_each_variant_differs_from_the_base_in_one_named_factor():
     changes = {v.factor: v.changes for v in variants}
     assert changes["release"] == changes["checkpoint interval"] == changes["journal compressor"] == ["wt.op1"]
     assert changes["settings"] == changes["threads"] == changes["base"] == ["wt.op1", "rx.op1"]
-    assert by_factor["threads"] == [f"phases.measure.threads={2 * load_params('linkbench_cached', 'default')['phases']['measure']['threads']}",
-                                    "phases.load.reuse=true"]
-    # Neither the threads nor the cache change what the load leaves: the cache variant measures
-    # from a copy of the threads variant's load, which loaded as the base did.
-    assert by_factor["cache size"][-1] == "phases.load.reuse=true"
+    assert by_factor["threads"] == [f"phases.measure.threads={2 * load_params('linkbench_cached', 'default')['phases']['measure']['threads']}"]
+    # Every variant loads afresh: RocksDB measured from a kept load's copy ran about 20% slower.
+    assert not any("phases.load.reuse=true" in sets for sets in by_factor.values())
     # LinkBench's requests insert one document each: the grouping changes only the load.
     grouping = next(v for v in variants if v.factor == "insert grouping")
     assert grouping.sets == [] and "insert one document each" in grouping.not_run
