@@ -174,12 +174,20 @@ def _record_findings(folder: RunFolder, result: dict) -> None:
         folder.write_manifest()
 
 
+ORDERS = ("listed", "reversed")
+
+
 def run(exp: str, scale: str = "default", target: str = "auto", repeat: dict | None = None,
-        systems: list[str] | None = None, sets: list[str] | None = None) -> Path:
+        systems: list[str] | None = None, sets: list[str] | None = None, order: str = "listed") -> Path:
     """Run an experiment; returns its results folder (status in its manifest.json). `repeat`
     ({group, index, of}) marks the run as one of a REPEAT=n group (report/repeats.py); `systems`
-    (SYSTEMS=) runs only those of the params' systems."""
+    (SYSTEMS=) runs only those of the params' systems; `order`: the systems as the params list
+    them, or reversed (a repeated group alternates them so drift cancels, experiment.py)."""
+    if order not in ORDERS:
+        raise ValueError(f"order={order!r}; allowed: {', '.join(ORDERS)}")
     prepared = _prepare(exp, scale, target, systems, sets)
+    if order == "reversed":
+        prepared.systems = list(reversed(prepared.systems))
     params = prepared.params
     folder = RunFolder.create(params, prepared.resolved, prepared.resolved["banner"] + prepared.banner,
                               prepared.describe, RUNNER_ENV)
@@ -188,8 +196,8 @@ def run(exp: str, scale: str = "default", target: str = "auto", repeat: dict | N
         folder.manifest["selection"] = prepared.selection
     if repeat:
         folder.manifest["repeat"] = repeat
-    if prepared.selection or repeat:
-        folder.write_manifest()
+    folder.manifest["order"] = {"kind": order, "systems": [s["label"] for s in prepared.systems]}
+    folder.write_manifest()
     stop_flag = threading.Event()
     previous = None
     if threading.current_thread() is threading.main_thread():
@@ -324,6 +332,7 @@ def _run_in_order(folder: RunFolder, prepared: Prepared, stop_flag: threading.Ev
     it) never does."""
     params = prepared.params
     for system in prepared.systems:
+        folder.probe_before(system["label"])
         result = _run_system(folder, params, system, prepared.resolved, stop_flag,
                              prepared.system_plans[system["label"]], scratch, prepared.data, prepared.code)
         if result["status"] != "complete":

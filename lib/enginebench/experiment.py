@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import NamedTuple
 
+from .families import family
 from .params import load_params
 from .paths import repo_root, reports_dir
 from .report import export
@@ -93,16 +94,22 @@ class Report(NamedTuple):
 def run_repeated(exp: str, scale: str, target: str, times: int, systems: list[str] | None = None,
                  sets: list[str] | None = None) -> Path:
     """REPEAT=n: n runs, each its own results folder, sharing a group id; returns the last.
+    The runs alternate the systems' order (listed, reversed, listed, ...: ABBA over pairs of
+    runs) where the family allows it, so a host that drifts steadily over the group slows the
+    first system of one run and the last of the next, and the drift cancels in the mean ratio.
     An interrupt stops the series (RunAborted propagates); a failed run does not, and the
     report's spread leaves it out."""
     from datetime import datetime, timezone
     from .driver import run
     group = f"{exp}-{datetime.now(timezone.utc).strftime('%Y%m%d-%H%M%S')}-x{times}"
+    order_free = family(load_params(exp, scale, sets)["workload"]["name"]).order_free
     last = None
     for index in range(1, times + 1):
-        print(f"enginebench: {exp} run {index} of {times} (group {group})", file=sys.stderr, flush=True)
+        order = "reversed" if order_free and index % 2 == 0 else "listed"
+        print(f"enginebench: {exp} run {index} of {times} (group {group}, systems in {order} order)",
+              file=sys.stderr, flush=True)
         last = run(exp, scale, target, repeat={"group": group, "index": index, "of": times}, systems=systems,
-                   sets=sets)
+                   sets=sets, order=order)
     return last
 
 

@@ -168,3 +168,17 @@ def test_context_tables_of_a_real_run(results):
     engines = context.engine_configuration(run)
     assert {"wt", "rx"} <= set(engines["system"]) and set(engines["settings from"]) == {"the runner"}
     assert engines.filter(pl.col("system") == "rx")["bloom_bits_per_key"][0] is not None
+
+
+def test_a_real_run_records_its_systems_order_and_a_probe_before_each(results):
+    """What the drift rules read (report/trust.py): the order the systems ran in and the host's
+    speed just before each, and the report's context table saying both."""
+    manifest = json.loads((results["complete"] / "manifest.json").read_text())
+    order = manifest["order"]
+    assert order["kind"] == "listed" and order["systems"] == [s["label"] for s in manifest["params"]["systems"]]
+    before = manifest["host"]["speed"]["before"]
+    assert list(before) == order["systems"] and all(p["docs_per_s"] > 0 for p in before.values())
+    from enginebench.report.html import provenance
+    from enginebench.report.rundata import load_run
+    text = provenance(load_run(results["complete"]))
+    assert "before each system: " in text and "listed: " in text

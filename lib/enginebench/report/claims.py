@@ -107,6 +107,9 @@ class Measured:
     # Two standard errors of the ratio, relative, from its systems' interval-to-interval swing over
     # the intervals judged (metrics/steady.swing); report/noise.py adds it to a single run's noise.
     swing: float | None = None
+    # The labels of the two systems the ratio compares, when it compares two: the host's drift
+    # between them is the claim's share of the run's drift (report/trust.py, noise.py).
+    systems: tuple[str, str] | None = None
     # For a check the expect column cannot state as a bound on one ratio (a limit in ms, two
     # ratios at once, a fitted line): the resolver's own outcome, which evaluate() then takes.
     outcome: bool | None = None
@@ -129,13 +132,14 @@ def evaluate(claims: pl.DataFrame, resolve) -> pl.DataFrame:
         rows.append({"id": claim["id"], "claim": claim["claim"], "metric": claim["metric"],
                      "published_ratio": float(claim["reference_ratio"]) if claim["reference_ratio"] else None,
                      "measured_ratio": measured.ratio, "expect": claim["expect"], "verdict": verdict,
-                     "from": measured.detail, "reason": why or "", "swing": measured.swing})
+                     "from": measured.detail, "reason": why or "", "swing": measured.swing,
+                     "systems": ",".join(measured.systems) if measured.systems else ""})
     return pl.DataFrame(rows, schema=CLAIM_ROW_SCHEMA)
 
 
 CLAIM_ROW_SCHEMA = {"id": pl.Utf8, "claim": pl.Utf8, "metric": pl.Utf8, "published_ratio": pl.Float64,
                     "measured_ratio": pl.Float64, "expect": pl.Utf8, "verdict": pl.Utf8, "from": pl.Utf8,
-                    "reason": pl.Utf8, "swing": pl.Float64}
+                    "reason": pl.Utf8, "swing": pl.Float64, "systems": pl.Utf8}
 
 
 def size_share(published: float | None, measured: float | None) -> float | None:

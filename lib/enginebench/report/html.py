@@ -187,7 +187,23 @@ def speed_line(speed: dict | None) -> str:
         if len(end.get("readings") or []) > 1:
             text += (f" (best of {len(end['readings'])} end probes {END_PAUSE_S:g} s apart, taken again while "
                      f"outside {SPEED_STEADY[0]:g}-{SPEED_STEADY[1]:g}x: {', '.join(f'{r:,}' for r in end['readings'])})")
+    before = speed.get("before") or {}
+    if before:
+        text += "; before each system: " + ", ".join(f"{label} {probe['docs_per_s']:,}" for label, probe in before.items())
     return text + f"; {start['probe']}. Compare runs of one host by it: a shared machine's speed drifts."
+
+
+def order_line(manifest: dict) -> str:
+    """The order the systems ran in, and in a repeated group why it alternates."""
+    order = manifest.get("order") or {}
+    if not order:
+        return "as the params list them"
+    text = f"{order.get('kind')}: {', '.join(order.get('systems') or [])}"
+    repeat = manifest.get("repeat") or {}
+    if repeat.get("of", 1) > 1:
+        text += (f" (run {repeat.get('index')} of {repeat.get('of')}; the group alternates listed and reversed "
+                 "orders where the family allows, so a steady drift of the host cancels in its mean)")
+    return text
 
 
 def runner_line(info: dict) -> str:
@@ -229,6 +245,7 @@ def provenance(run: RunData) -> str:
         ("host", f"{host.get('hostname')}: {host.get('cpu_model')}, {host.get('logical_cpus')} logical CPUs, "
                  f"{(host.get('memory_bytes') or 0) / 2**30:.1f} GiB RAM, Linux {host.get('kernel')}"),
         ("host speed (probe)", speed_line(host.get("speed"))),
+        ("systems' order", order_line(m)),
         ("data filesystem", f"{fs.get('device')} ({fs.get('fstype')}) on {fs.get('mountpoint')}"),
         ("packages", ", ".join(f"{k} {v}" for k, v in (m.get("packages") or {}).items() if v)),
     ]

@@ -28,7 +28,7 @@ import re
 from ..results.calibration import drift
 from .claims import FAILS, HOLDS, WITHIN_NOISE
 from .rundata import RunData
-from .trust import depends_on_time
+from .trust import claim_pair_drift, depends_on_time
 
 
 def bounds(expect: str) -> list[float]:
@@ -47,9 +47,13 @@ def margin(ratio: float, expect: str) -> float | None:
     return min(abs(math.log(ratio) - math.log(b)) for b in limits)
 
 
-def host_floor(run: RunData) -> float | None:
-    """This host's measured variation over the run: |log(end / start)| of its speed probe; None
-    when the probe did not run at both ends."""
+def host_floor(run: RunData, systems: str = "") -> float | None:
+    """This host's measured variation over the claim: |log| of its speed probe's change between
+    the claim's two systems (the probes around each, trust.claim_pair_drift) where the run has
+    them, else between the run's start and end; None when the probe did not run."""
+    pair = claim_pair_drift(run, systems)
+    if pair is not None:
+        return abs(math.log(pair))
     speed = (run.manifest.get("host") or {}).get("speed") or {}
     change = drift(speed.get("start"), speed.get("end"))
     return abs(math.log(change)) if change else None
@@ -76,7 +80,7 @@ def single_run(run: RunData, row: dict) -> dict:
     systems' intervals were read); unchanged otherwise."""
     if row["verdict"] not in (HOLDS, FAILS):
         return row
-    floor = host_floor(run) if depends_on_time(row["metric"]) else None
+    floor = host_floor(run, row.get("systems") or "") if depends_on_time(row["metric"]) else None
     swing = row.get("swing")
     swing = math.log1p(swing) if swing else None
     distance = margin(row["measured_ratio"], row["expect"])
@@ -84,8 +88,9 @@ def single_run(run: RunData, row: dict) -> dict:
         return row
     sources = []
     if floor is not None:
-        sources.append(f"this host's speed probe moved {_percent(floor)} between the run's start and end (the "
-                       "systems ran one after another)")
+        between = ("while its two systems ran" if claim_pair_drift(run, row.get("systems") or "") is not None
+                   else "between the run's start and end (the systems ran one after another)")
+        sources.append(f"this host's speed probe moved {_percent(floor)} {between}")
     if swing is not None:
         sources.append(f"the systems' intervals swing the ratio by {_percent(swing)} (two standard errors)")
     return {**row, "verdict": WITHIN_NOISE,

@@ -13,7 +13,7 @@ import math
 import polars as pl
 
 from . import noise
-from .claims import FAILS, HOLDS, INCONCLUSIVE, NOT_EVALUATED
+from .claims import FAILS, HOLDS, HOST_DRIFTED, INCONCLUSIVE, NOT_EVALUATED, check_expectation
 from .headlines import headline_figures, unit_of
 from .rundata import RunData, load_run
 from .trust import first_withheld, with_size, withhold
@@ -68,15 +68,34 @@ def noise_cv(run: RunData) -> dict[tuple[str, str, str], float]:
             for r in spread_table(runs).iter_rows(named=True) if r["n"] > 1 and r["cv_pct"] is not None}
 
 
-def combine_claims(tables: list[pl.DataFrame]) -> pl.DataFrame:
+def alternated(runs: list[RunData]) -> bool:
+    """Whether the group measured its systems in both orders (experiment.run_repeated)."""
+    return {(r.manifest.get("order") or {}).get("kind") for r in runs} >= {"listed", "reversed"}
+
+
+def _drift_cancelled(row: dict) -> dict:
+    """A run's row withheld as `host drifted`, judged on its ratio again: in a group that
+    alternated its systems' order the drift is in the runs' spread, which the group's noise reads."""
+    if row["verdict"] != HOST_DRIFTED or row["measured_ratio"] is None:
+        return row
+    outcome = check_expectation(row["expect"], row["measured_ratio"])
+    return row if outcome is None else {**row, "verdict": HOLDS if outcome else FAILS}
+
+
+def combine_claims(tables: list[pl.DataFrame], alternating: bool = False) -> pl.DataFrame:
     """One verdict per claim over the runs' tables: the shared verdict when every run agrees,
     `inconclusive` when some hold and some do not (the spread straddles the expectation).
-    The measured ratio is the mean over the runs that measured it; `from` gives its range."""
+    The measured ratio is the mean over the runs that measured it; `from` gives its range.
+    `alternating`: the runs alternated their systems' order, so a run the host drifted under
+    still counts (its drift cancels against its neighbour's and widens the spread)."""
     if len(tables) == 1:
         return tables[0]
     rows = []
     for first in tables[0].iter_rows(named=True):
         per_run = [t.filter(pl.col("id") == first["id"]).row(0, named=True) for t in tables]
+        drifted = sum(r["verdict"] == HOST_DRIFTED for r in per_run)
+        if alternating and drifted:
+            per_run = [_drift_cancelled(r) for r in per_run]
         verdicts = [r["verdict"] for r in per_run]
         ratios = [r["measured_ratio"] for r in per_run if r["measured_ratio"] is not None
                   and math.isfinite(r["measured_ratio"])]
@@ -107,6 +126,10 @@ def combine_claims(tables: list[pl.DataFrame]) -> pl.DataFrame:
             row["verdict"] = INCONCLUSIVE
             row["reason"] = (f"the runs disagree: holds in {verdicts.count(HOLDS)}, does not hold in "
                              f"{verdicts.count(FAILS)} of {n}; the spread straddles the expectation")
+        if alternating and drifted and row["verdict"] != HOST_DRIFTED:
+            note = (f"the host drifted in {drifted} of {n} runs; the runs alternated the systems' order (ABBA), "
+                    "so a steady drift cancels in the mean and the rest is in the runs' spread")
+            row["reason"] = f"{row['reason']}; {note}" if row["reason"] else note
         row["from"] = f"{spread} (first run: {first['from']})" if first["from"] else spread
         rows.append(row)
     return pl.DataFrame(rows, schema=tables[0].schema)
@@ -126,7 +149,7 @@ def claims_over(runs: list[RunData], claims_table) -> pl.DataFrame:
         table = tables[0]
         rows = [noise.single_run(runs[0], row) for row in table.iter_rows(named=True)]
         return with_size(pl.DataFrame(rows, schema=table.schema))
-    return with_size(combine_claims(tables))
+    return with_size(combine_claims(tables, alternating=alternated(runs)))
 
 
 def section(run: RunData) -> str:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..results.calibration import SPEED_STEADY, drift, steady
+from ..results.calibration import SPEED_STEADY, drift, pair_drift, steady
 from .claims import HOST_DRIFTED, NOT_EVALUATED, SMOKE, WITHHELD, size_column
 from .rundata import RunData
 
@@ -29,14 +29,33 @@ SMOKE_REASON = ("smoke scale: a tiny database and phases of seconds check that t
 VOLUME_METRICS = ("size", "wkb_per_op", "rss", "r_per_op")
 
 
-def host_drift_reason(run: RunData) -> str | None:
-    """Why the run's timings are not comparable across it, or None when the host held its speed."""
+def host_drift_reason(run: RunData, systems: str = "") -> str | None:
+    """Why the run's timings are not comparable across it, or None when the host held its speed.
+    For a claim comparing two systems (`systems`: "a,b") of a run with a probe before each system,
+    the drift that matters is the host's speed while one ran against while the other did; the
+    start and end of the whole run otherwise."""
     speed = (run.manifest.get("host") or {}).get("speed") or {}
+    pair = claim_pair_drift(run, systems)
+    if pair is not None:
+        if steady(pair):
+            return None
+        a, b = systems.split(",")
+        return (f"the host's speed probe read {pair:.2f}x while {a} ran what it read while {b} ran (outside "
+                f"{SPEED_STEADY[0]:g}-{SPEED_STEADY[1]:g}x), so the two were measured on different machines")
     change = drift(speed.get("start"), speed.get("end"))
     if steady(change):
         return None
     return (f"the host's speed probe read {change:.2f}x at the end what it read at the start (outside "
             f"{SPEED_STEADY[0]:g}-{SPEED_STEADY[1]:g}x), so systems measured later ran on a different machine")
+
+
+def claim_pair_drift(run: RunData, systems: str) -> float | None:
+    """The host's speed while the claim's first system ran over while its second did."""
+    if not systems or systems.count(",") != 1:
+        return None
+    speed = (run.manifest.get("host") or {}).get("speed") or {}
+    order = (run.manifest.get("order") or {}).get("systems") or []
+    return pair_drift(speed, order, *systems.split(","))
 
 
 def depends_on_time(metric: str) -> bool:
@@ -62,7 +81,6 @@ def one_server_reason(run: RunData) -> str | None:
 def withhold(run: RunData, table: pl.DataFrame) -> pl.DataFrame:
     """The claims table with the verdicts this run cannot carry replaced, each with its reason."""
     smoke = run.manifest.get("scale") == "smoke"
-    drifted = host_drift_reason(run)
     one_server = one_server_reason(run)
     from ..mongod.sharding import claim_roles, not_judged, run_unspread
     unspread = run_unspread(run)
@@ -76,7 +94,8 @@ def withhold(run: RunData, table: pl.DataFrame) -> pl.DataFrame:
             row = {**row, "verdict": NOT_EVALUATED, "reason": unsharded}
         elif row["verdict"] != NOT_EVALUATED and smoke:
             row = _withheld(row, SMOKE, SMOKE_REASON)
-        elif row["verdict"] != NOT_EVALUATED and drifted and depends_on_time(row["metric"]):
+        elif (row["verdict"] != NOT_EVALUATED and depends_on_time(row["metric"])
+              and (drifted := host_drift_reason(run, row.get("systems") or ""))):
             row = _withheld(row, HOST_DRIFTED, drifted)
         rows.append(row)
     return pl.DataFrame(rows, schema=table.schema)

@@ -84,3 +84,23 @@ def drift(start: dict | None, end: dict | None) -> float | None:
     if not start or not end or not start.get("docs_per_s"):
         return None
     return end["docs_per_s"] / start["docs_per_s"]
+
+
+def system_speed(speed: dict, order: list[str], label: str) -> float | None:
+    """The host's speed while one system ran: the geometric mean of the probe just before it and
+    the one just after (the next system's, or the run's end). None without probes around it."""
+    before = (speed.get("before") or {})
+    if label not in before or label not in order:
+        return None
+    at = order.index(label)
+    after = before.get(order[at + 1]) if at + 1 < len(order) else speed.get("end")
+    if not after or not before[label].get("docs_per_s") or not after.get("docs_per_s"):
+        return None
+    return (before[label]["docs_per_s"] * after["docs_per_s"]) ** 0.5
+
+
+def pair_drift(speed: dict, order: list[str], a: str, b: str) -> float | None:
+    """How much faster the host ran while `a` ran than while `b` did (1.0: the same); None when
+    the run has no probes around each system (runs made before they existed)."""
+    speed_a, speed_b = system_speed(speed, order, a), system_speed(speed, order, b)
+    return speed_a / speed_b if speed_a and speed_b else None

@@ -165,6 +165,14 @@ class RunFolder:
             if rows:
                 pl.DataFrame(rows, infer_schema_length=None).write_parquet(self.path / f"{name}.parquet")
 
+    def probe_before(self, label: str) -> None:
+        """The host's speed just before a system starts (results/calibration.py): the run's start
+        and end probes say how far the host moved over the run, these say where it was when each
+        system ran, so a claim's noise is the drift between its own two systems."""
+        speed = self.manifest["host"].setdefault("speed", {})
+        speed.setdefault("before", {})[label] = calibrate()
+        self.write_manifest()
+
     def finish(self, status: str) -> None:
         self.write_tables()
         self.manifest["status"] = status

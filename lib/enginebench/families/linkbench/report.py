@@ -232,7 +232,7 @@ def resolver(run: RunData):
         swing = _ratio_swing(run, [a["label"], b["label"]], phase, metric, op) if phase == "run" else None
         if swing:
             detail += f"; its intervals swing the ratio ±{swing:.1%} (two standard errors)"
-        return Measured(va / vb, detail, unsteady=unsteady, swing=swing)
+        return Measured(va / vb, detail, unsteady=unsteady, swing=swing, systems=(a["label"], b["label"]))
     return resolve
 
 
