@@ -196,6 +196,10 @@ def plan(exp: str, claim_id: str, scale: str) -> tuple[dict, list[dict], list[Va
                 f"the {the_family.name} requests of the measured phase insert one document each, so the grouping "
                 "changes only how the load wrote; explain a load claim to see it")))
             continue
+        if factor.name == "insert grouping" and phase == "load" and not the_family.load_inserts_grouped:
+            variants.append(Variant(factor.name, factor.what, [], [], not_run=(
+                f"the {the_family.name} load inserts one document per call, so there is nothing to group")))
+            continue
         sets = factor.sets(params, systems)
         changes = _changed(params, load_params(exp, scale, sets), labels) if sets else []
         if not changes:  # a factor that changes none of the claim's systems has nothing to run

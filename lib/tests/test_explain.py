@@ -159,3 +159,10 @@ def test_the_collection_page_gives_each_differing_verdict_its_explain_answer(mon
         "tokumx_read", "tk.read_only", differing, "paper")["why_it_differs"]
     agreeing = {"verdict": "holds", "published_ratio": 1.05, "measured_ratio": 1.06}
     assert why_it_differs("tokumx_read", "tk.read_only", agreeing, "default")["why_it_differs"] == ""
+
+
+def test_tokumx_inserts_one_document_per_call_so_grouping_is_not_run():
+    for exp, claim in (("tokumx_insert_10m", "tk.insert.fractal_vs_mmap"), ("tokumx_read", "tk.read_only")):
+        _, _, variants = explain.plan(exp, claim, "default")
+        grouping = next(v for v in variants if v.factor == "insert grouping")
+        assert grouping.sets == [] and "one document" in grouping.not_run
