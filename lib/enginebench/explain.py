@@ -191,14 +191,13 @@ def plan(exp: str, claim_id: str, scale: str) -> tuple[dict, list[dict], list[Va
     for factor in ordered:
         if factor.name == "release" and compares_releases:
             continue  # the release is what the claim compares: swapping it changes nothing
-        if factor.name == "insert grouping" and phase == "measure" and not the_family.measured_inserts_grouped:
+        grouped = the_family.measured_inserts_grouped if phase == "measure" else the_family.load_inserts_grouped
+        if factor.name == "insert grouping" and not grouped:
+            only_the_load = phase == "measure" and the_family.load_inserts_grouped
             variants.append(Variant(factor.name, factor.what, [], [], not_run=(
-                f"the {the_family.name} requests of the measured phase insert one document each, so the grouping "
-                "changes only how the load wrote; explain a load claim to see it")))
-            continue
-        if factor.name == "insert grouping" and phase == "load" and not the_family.load_inserts_grouped:
-            variants.append(Variant(factor.name, factor.what, [], [], not_run=(
-                f"the {the_family.name} load inserts one document per call, so there is nothing to group")))
+                f"the {the_family.name} requests the claim reads insert one document each, so "
+                + ("the grouping changes only how the load wrote; explain a load claim to see it" if only_the_load
+                   else "there is nothing to group"))))
             continue
         sets = factor.sets(params, systems)
         changes = _changed(params, load_params(exp, scale, sets), labels) if sets else []
