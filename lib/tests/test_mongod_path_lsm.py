@@ -153,7 +153,8 @@ def test_the_driver_skips_the_system_and_the_run_goes_on(tmp_path, monkeypatch):
         return result
     monkeypatch.setattr(driver, "_run_system", run_system)
 
-    folder = SimpleNamespace(manifest={}, systems={}, write_manifest=lambda: None)
+    folder = SimpleNamespace(manifest={}, systems={}, write_manifest=lambda: None,
+                             probe_before=lambda label: None)   # the host probe is not what this test is about
     prepared = SimpleNamespace(params={"supervision": {"on_failure": "stop"}}, resolved={"kind": "mongod"},
                                systems=[{"label": "wtlsm.op1"}, {"label": "wt.op1"}],
                                system_plans={"wtlsm.op1": None, "wt.op1": None}, data=None, code=None)
