@@ -21,7 +21,8 @@ endif
 PY := $(ENV_DIR)/bin/python
 STAMP := $(ENV_DIR)/.enginebench-setup
 SETUP_INPUTS := lib/pyproject.toml tools/build_engines.sh tools/build_wiredtiger.sh tools/build_rocksdb.sh tools/build_lmdb.sh tools/debian_source.sh tools/setup.sh tools/build_native.sh tools/rust_ok.sh \
-                tools/build_perconaft.sh tools/vendor_source.sh tools/perconaft.sources $(wildcard tools/patches/fractal/*.patch)
+                tools/build_perconaft.sh tools/vendor_source.sh tools/perconaft.sources $(wildcard tools/patches/fractal/*.patch) \
+                tools/build_wiredtiger_tag.sh tools/wiredtiger.sources
 # The engines the native runner links (LMDB; WiredTiger 3.2.1 beside the 11.3.1 and 2.9.2 built,
 # 2.9.2 with autotools; RocksDB's compressors, its source unpacked by dpkg-dev; tcmalloc, as
 # mongod), PerconaFT's build (Debian's cmake: the registry's 4.x refuses its 2013-2015 CMake files;

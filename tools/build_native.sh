@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the native runner (lib/native) into .build/native/release/enginebench-runner, against
-# the WiredTiger builds of tools/build_wiredtiger.sh (11.3.1, and 2.9.2 where built), the RocksDB
+# the WiredTiger builds of tools/build_wiredtiger.sh (11.3.1, and 2.9.2 where built) and
+# tools/build_wiredtiger_tag.sh (the posts' MongoDB trees), the RocksDB
 # build of tools/build_rocksdb.sh, the LMDB build of tools/build_lmdb.sh and Debian's WiredTiger
 # 3.2.1. Cargo is incremental: with nothing changed this takes a fraction of a second.
 #   tools/build_native.sh test    runs the runner's tests with the same builds;
@@ -14,6 +15,10 @@ EB_WIREDTIGER_BUILD="$PWD/.build/wiredtiger/out"
 if [ -f .build/wiredtiger-2.9.2/out/libwiredtiger.so ]; then
   EB_WIREDTIGER_BUILD="$EB_WIREDTIGER_BUILD:$PWD/.build/wiredtiger-2.9.2/out"
 fi
+# The posts' MongoDB trees (tools/build_wiredtiger_tag.sh), each named by its tag.
+for built in .build/wiredtiger-tag-*/out; do
+  [ -f "$built/release" ] && EB_WIREDTIGER_BUILD="$EB_WIREDTIGER_BUILD:$PWD/$built"
+done
 export EB_WIREDTIGER_BUILD
 # PerconaFT: every release tools/build_perconaft.sh built (tools/build_engines.sh).
 EB_PERCONAFT_BUILDS=""

@@ -27,12 +27,23 @@ class RecordStoreOptions(Strict):
     insert_group: int = Field(1, ge=1)
 
 
+# WiredTiger as the posts' MongoDB releases shipped it (tools/wiredtiger.sources, built by
+# tools/build_wiredtiger_tag.sh), each named by its tag: seed 001 compared MongoDB 3.0.x (3.0.4's
+# tree, WiredTiger 2.5.3) with 3.1.5 (WiredTiger 2.6.1, the release nearest it); seed 000 3.0.7
+# (2.5.3) with 3.2.0rc0 (the mongodb-3.2.0-rc1 tree, 2.6.2; the repository has no rc0 tag).
+# Each with the WiredTiger release its tree carries (dist/RELEASE_INFO at the tag), which orders
+# them against each other and against the releases built from source (report/rundata.py).
+WT_TAG_TREES = {"mongodb-3.0.4": "2.5.3", "2.6.1": "2.6.1", "mongodb-3.0.7": "2.5.3", "mongodb-3.2.0-rc1": "2.6.2"}
+WT_TAG_RELEASES = tuple(WT_TAG_TREES)
+
+
 # Engine settings left unset (None) are those mongod or MongoRocks used, as the native runner
 # applies them (lib/native/src/engines/mongod_layout.rs names each setting's source); the run's
 # manifest records every effective value.
 class WiredTigerOptions(RecordStoreOptions):
-    # The WiredTiger release: 11.3.1 or 2.9.2 built from source, or Debian's 3.2.1 beside them.
-    version: Literal["11.3.1", "3.2.1", "2.9.2"] = "11.3.1"
+    # The WiredTiger release: 11.3.1 or 2.9.2 built from source, Debian's 3.2.1 beside them, or a
+    # tree as one of the posts' MongoDB releases shipped it (WT_TAG_RELEASES).
+    version: Literal[("11.3.1", "3.2.1", "2.9.2") + WT_TAG_RELEASES] = "11.3.1"
     table_type: Literal["btree", "lsm"] = "btree"
     cache_size_mb: int = Field(256, ge=1)
     block_compressor: Literal["none", "snappy", "zstd", "zlib"] = "snappy"

@@ -7,11 +7,13 @@
 
 A setting is an engine option (engines.py) the profile gives a value; an option the params set on
 a system by hand always wins. Every value names its source (SOURCES), and the README's engine
-table lists them. The engine release (WiredTiger 11.3.1, 3.2.1 or 2.9.2) is an option of its own, set
-apart from these; the fractal tree's too, except that `today` names one (PerconaFT has no release
+table lists them. The engine release (WiredTiger 11.3.1, 3.2.1 or 2.9.2, or a post's own tree such as
+mongodb-3.0.7) is an option of its own, set apart from these; the fractal tree's too, except that `today` names one (PerconaFT has no release
 after 2015: `today` runs the newest tag the runner builds).
 """
 from __future__ import annotations
+
+from .engines import WT_TAG_RELEASES
 
 SETTINGS = ("2015", "today")
 
@@ -47,6 +49,12 @@ PROFILES: dict[str, dict[str, dict]] = {
                     "insert_group": 64},
     },
 }
+
+# A WiredTiger tree as a post's MongoDB release shipped it (engines.WT_TAG_RELEASES), under either
+# setting: the tree's own defaults where 11.3.1 is made to emulate 2.7.0's, and its own mongod's
+# journal flusher (the runner's MongodTree: none at 3.0.x and 3.1.5, 100 ms at 3.2.0-rc).
+TAGGED_TREE = {"eviction_threads_min": 1, "eviction_dirty_target": None, "eviction_dirty_trigger": None,
+               "journal_commit_ms": None}
 
 # (setting, engine, option) -> where its value comes from.
 SOURCES: dict[tuple[str, str, str], str] = {
@@ -110,6 +118,10 @@ def profile(setting: str, engine: str, options: dict) -> dict:
     out = dict(PROFILES[setting].get(engine, {}))
     if out.get("unlogged_user_tables") == "with_oplog":
         out["unlogged_user_tables"] = bool(options.get("oplog"))
+    if engine == "wiredtiger" and options.get("version") in WT_TAG_RELEASES:
+        # A post's own tree needs no emulation of its defaults: it has them, and the runner opens
+        # it with its own mongod's string (lib/native/src/engines/mongod_layout.rs, MongodTree).
+        out.update(TAGGED_TREE)
     return out
 
 
@@ -160,13 +172,20 @@ def settings_page() -> str:
     return ("# The named settings\n\n"
             "Every system runs under one named setting (`settings: 2015 | today` in a params file, or per\n"
             "system; `--set settings=today` by hand). An option set on a system by hand always wins. The\n"
-            "engine release (WiredTiger 11.3.1, 3.2.1 or 2.9.2) is an option of its own; the fractal tree's is set by\n"
-            "`today` (PerconaFT has no release after 2015: `today` runs its newest tag here) and otherwise by the\n"
-            "system or its post's `post_settings`. This page is printed by\n"
+            "engine release (WiredTiger 11.3.1, 3.2.1 or 2.9.2, or a post's own tree) is an option of its own; the\n"
+            "fractal tree's is set by `today` (PerconaFT has no release after 2015: `today` runs its newest tag\n"
+            "here) and otherwise by the system or its post's `post_settings`. This page is printed by\n"
             "`python -m enginebench settings` from lib/enginebench/settings.py; a test keeps them equal.\n\n"
             + markdown_table()
             + "\nUnder `2015`, each post's own server options come on top (the params file's `post_settings:`):\n\n"
-            + "\n".join(posts) + "\n")
+            + "\n".join(posts) + "\n"
+            + "\nA WiredTiger tree as a post's MongoDB release shipped it (`version: mongodb-3.0.4`, `2.6.1`,\n"
+              "`mongodb-3.0.7`, `mongodb-3.2.0-rc1`) needs none of 11.3.1's emulation of 2015's defaults: it has\n"
+              "them. Under either setting it takes " + ", ".join(f"`{k}` {'(its own)' if v is None else v}"
+                                                           for k, v in TAGGED_TREE.items())
+            + ", and the runner opens it with its own mongod's `wiredtiger_open` string, create strings and\n"
+              "journal flusher (none at 3.0.x and 3.1.5, every 100 ms at 3.2.0-rc; "
+              "lib/native/src/engines/mongod_layout.rs, `MongodTree`).\n")
 
 
 def markdown_table() -> str:

@@ -2,8 +2,9 @@
 //!
 //! WiredTiger is loaded at run time through a small C shim (shim/wt_shim.c) compiled once per
 //! WiredTiger release against that release's header and library, because the release a system
-//! runs is a parameter (11.3.1 and 2.9.2 built from source by tools/build_wiredtiger.sh; 3.2.1
-//! from Debian's libwiredtiger-dev where installed) and two releases cannot be linked into one binary. The
+//! runs is a parameter (11.3.1 and 2.9.2 built from source by tools/build_wiredtiger.sh; the
+//! posts' MongoDB trees by tools/build_wiredtiger_tag.sh; 3.2.1 from Debian's libwiredtiger-dev
+//! where installed) and two releases cannot be linked into one binary. The
 //! shims' paths are compiled into the runner (EB_WT_SHIMS).
 //!
 //! It also writes the workload registry: every module in src/workloads/ is one family's loops.
@@ -24,11 +25,20 @@ fn header_version(header: &Path) -> Option<String> {
 }
 
 fn build_shim(include: &Path, lib_dir: &Path, out: &Path) -> Option<(String, PathBuf, PathBuf)> {
-    let version = header_version(&include.join("wiredtiger.h"))?;
+    // A tree built at a MongoDB tag (tools/build_wiredtiger_tag.sh) is named by its tag: two tags
+    // can carry one WiredTiger version (mongodb-3.0.4 and mongodb-3.0.7 both ship 2.5.3).
+    let version = match fs::read_to_string(lib_dir.join("release")) {
+        Ok(tag) => tag.trim().to_string(),
+        Err(_) => header_version(&include.join("wiredtiger.h"))?,
+    };
     let target = out.join(format!("libeb_wt_{version}.so"));
+    // WT_SESSION::log_flush came in 2.5.3's 3.0.5+ backports and 2.6.2: 3.0.4's tree and 2.6.1
+    // have none (their mongod had no journal flusher), and the shim says so when asked.
+    let header = fs::read_to_string(include.join("wiredtiger.h")).unwrap_or_default();
+    let switches: Vec<&str> = if header.contains("__F(log_flush)") { vec![] } else { vec!["-DEB_WT_NO_LOG_FLUSH"] };
     let compiler = cc::Build::new().get_compiler();
     let status = Command::new(compiler.path())
-        .args(["-O2", "-fPIC", "-shared", "-Wall", "-o"]).arg(&target)
+        .args(["-O2", "-fPIC", "-shared", "-Wall"]).args(&switches).arg("-o").arg(&target)
         .arg("shim/wt_shim.c")
         .arg(format!("-I{}", include.display()))
         .arg(format!("-L{}", lib_dir.display()))
@@ -212,6 +222,7 @@ fn main() {
         .expect("no wiredtiger.h under EB_WIREDTIGER_BUILD/include"));
     for older in builds {
         println!("cargo:rerun-if-changed={}", older.join("include/wiredtiger.h").display());
+        println!("cargo:rerun-if-changed={}", older.join("release").display());
         if let Some(shim) = build_shim(&older.join("include"), &older, &out) {
             shims.push(shim);
         }

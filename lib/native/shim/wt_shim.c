@@ -164,4 +164,9 @@ eb_wt_stat_row(WT_CURSOR *c, const char **desc, int64_t *value)
 }
 
 /* mongod's journal flusher: make the log durable up to now. */
+#ifdef EB_WT_NO_LOG_FLUSH
+/* A release without WT_SESSION::log_flush (build.rs): its mongod had no journal flusher. */
+int eb_wt_log_flush(WT_SESSION *s, const char *config) { (void)s; (void)config; return ENOTSUP; }
+#else
 int eb_wt_log_flush(WT_SESSION *s, const char *config) { return s->log_flush(s, config); }
+#endif

@@ -9,6 +9,58 @@ use serde_json::{json, Value};
 /// such thread.)
 pub const JOURNAL_COMMIT_MS: i64 = 100;
 
+/// A WiredTiger tree as one of the posts' MongoDB releases shipped it (tools/wiredtiger.sources),
+/// opened the way that release's mongod opened it: its wiredtiger_open string, its record store's
+/// create string and its journal flushing, read from mongod's source at the tag
+/// (src/mongo/db/storage/wiredtiger/ at r3.0.4, r3.0.7, r3.1.5 and r3.2.0-rc0/rc1).
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub enum MongodTree {
+    /// mongodb-3.0.4 (WiredTiger 2.5.3): seed 001's "MongoDB 3.0.x".
+    R304,
+    /// 2.6.1, standing for mongod 3.1.5's snapshot of 2.6 (seed 001's "MongoDB 3.1.5").
+    R315,
+    /// mongodb-3.0.7 (2.5.3): seed 000's `307` systems.
+    R307,
+    /// mongodb-3.2.0-rc1 (2.6.2): seed 000's `320` systems (MongoDB 3.2.0rc0; rc0 and rc1 open
+    /// WiredTiger alike).
+    R320,
+}
+
+impl MongodTree {
+    pub fn of(release: &str) -> Option<Self> {
+        match release {
+            "mongodb-3.0.4" => Some(Self::R304),
+            "2.6.1" => Some(Self::R315),
+            "mongodb-3.0.7" => Some(Self::R307),
+            "mongodb-3.2.0-rc1" => Some(Self::R320),
+            _ => None,
+        }
+    }
+
+    /// The journal flusher's period: 3.2.0-rc0 brought WiredTigerJournalFlusher (every 100 ms);
+    /// 3.0.x and 3.1.5 had none (the log reached disk when its buffers filled, at a checkpoint,
+    /// or when a j:true write synced it).
+    pub fn journal_commit_ms(self) -> i64 {
+        if self == Self::R320 { JOURNAL_COMMIT_MS } else { 0 }
+    }
+
+    /// `config_base=false` came with 3.2.0-rc0 (wiredtiger_kv_engine.cpp).
+    fn config_base(self) -> bool {
+        self == Self::R320
+    }
+
+    /// With journaling off, 3.0.7 and 3.2.0-rc appended `log=(enabled=false)`; 3.0.4 and 3.1.5
+    /// passed no log= at all (WiredTiger's default is off).
+    fn says_log_off(self) -> bool {
+        matches!(self, Self::R307 | Self::R320)
+    }
+
+    /// WiredTigerRecordStore::generateCreateString: `leaf_value_max=1MB` at r3.0.4, 64MB from r3.0.5.
+    fn leaf_value_max(self) -> &'static str {
+        if self == Self::R304 { "1MB" } else { "64MB" }
+    }
+}
+
 /// The oplog's record table: mongod journals it even where its user tables are not journaled
 /// (WiredTigerUtil::useTableLogging), so an engine adapter tells it apart by this name.
 pub const OPLOG_TABLE: &str = "collection-oplog.rs";
@@ -47,7 +99,34 @@ pub struct WiredTigerLayout {
 
 impl WiredTigerLayout {
     fn major(&self) -> u32 {
+        if MongodTree::of(&self.release).is_some() {
+            return 2;   // every tagged tree is a 2.x WiredTiger
+        }
         self.release.split('.').next().and_then(|m| m.parse().ok()).unwrap_or(0)
+    }
+
+    fn tree(&self) -> Option<MongodTree> {
+        MongodTree::of(&self.release)
+    }
+
+    /// A tagged tree runs with what its mongod passed and nothing else: mongod 3.0/3.2 set no
+    /// eviction threads_min and no dirty targets, so a value other than the tree's own would be a
+    /// setting no post ran. Checked before anything opens.
+    pub fn check_tree_settings(&self) -> Result<(), String> {
+        if self.tree().is_none() {
+            return Ok(());
+        }
+        if self.eviction_threads.0 != 1 {
+            return Err(format!("wiredtiger: option eviction_threads_min is {} but WiredTiger as {} shipped \
+                                it (version {}) runs as its mongod opened it, with the tree's default 1 \
+                                (mongod set only threads_max)", self.eviction_threads.0, self.release, self.release));
+        }
+        if self.eviction_dirty != (None, None) {
+            return Err(format!("wiredtiger: options eviction_dirty_target/eviction_dirty_trigger must be unset \
+                                (null) for version {}: its mongod set neither (the tree's defaults, 80/95, apply)",
+                               self.release));
+        }
+        Ok(())
     }
 
     /// wiredtiger/wiredtiger_kv_engine.cpp, the WiredTigerKVEngine constructor at r3.2.0:
@@ -56,12 +135,18 @@ impl WiredTigerLayout {
     /// file_manager=(close_idle_time=100000),checkpoint=(wait=<syncdelay>,log_size=2GB),
     /// statistics_log=(wait=0); transaction_sync is left at WiredTiger's default (off).
     /// WiredTiger 10 renamed the log's `archive` to `remove`; the meaning is the same.
+    ///
+    /// A tagged tree (MongodTree) gets its own release's string: no threads_min, no dirty targets,
+    /// config_base only from 3.2.0-rc0, and no log= at all with journaling off at 3.0.4 / 3.1.5.
     pub fn connection_config(&self) -> String {
         let remove = if self.major() >= 10 { "remove" } else { "archive" };
+        let tree = self.tree();
         let log = if self.journal {
             format!("log=(enabled=true,{remove}=true,path=journal,compressor={}),", self.journal_compressor)
-        } else {
+        } else if tree.map_or(true, |t| t.says_log_off()) {
             "log=(enabled=false),".to_string()
+        } else {
+            String::new()
         };
         let log_size = if self.checkpoint_log_size_mb > 0 { format!(",log_size={}MB", self.checkpoint_log_size_mb) } else { String::new() };
         let mut dirty = String::new();
@@ -71,11 +156,15 @@ impl WiredTigerLayout {
         if let Some(trigger) = self.eviction_dirty.1 {
             dirty.push_str(&format!("eviction_dirty_trigger={trigger},"));
         }
+        let eviction = match tree {
+            Some(_) => format!("eviction=(threads_max={})", self.eviction_threads.1),
+            None => format!("eviction=(threads_min={},threads_max={})", self.eviction_threads.0, self.eviction_threads.1),
+        };
+        let config_base = if tree.map_or(true, |t| t.config_base()) { "config_base=false," } else { "" };
         let mut config = format!(
-            "create,cache_size={}M,session_max={},eviction=(threads_min={},threads_max={}),{dirty}config_base=false,\
+            "create,cache_size={}M,session_max={},{eviction},{dirty}{config_base}\
              statistics=(fast),{log}file_manager=(close_idle_time={}),checkpoint=(wait={}{log_size}),statistics_log=(wait=0)",
-            self.cache_mb, self.session_max, self.eviction_threads.0, self.eviction_threads.1, self.close_idle_time_s,
-            self.checkpoint_s);
+            self.cache_mb, self.session_max, self.close_idle_time_s, self.checkpoint_s);
         if !self.extensions.is_empty() {
             config.push_str(&format!(",extensions=[{}]", self.extensions.join(",")));
         }
@@ -103,8 +192,9 @@ impl WiredTigerLayout {
     /// block compression (collectionConfig.blockCompressor), records keyed by a 64-bit record id.
     /// LSM tables are what `--wiredTigerCollectionConfigString=type=lsm` asked for.
     pub fn record_table_config(&self) -> String {
-        format!("type={},memory_page_max=10m,split_pct=90,leaf_value_max=64MB,checksum=on,block_compressor={},\
-                 key_format=q,value_format=u{}", self.table_type(), self.block_compressor(), self.table_log())
+        format!("type={},memory_page_max=10m,split_pct=90,leaf_value_max={},checksum=on,block_compressor={},\
+                 key_format=q,value_format=u{}", self.table_type(), self.leaf_value_max(), self.block_compressor(),
+                self.table_log())
     }
 
     /// The oplog's table: a b-tree file whatever the collections' type, as mongod forced it
@@ -112,8 +202,8 @@ impl WiredTigerLayout {
     /// in WiredTigerRecordStore::generateCreateString, r3.0.7 and r3.2.0), so an LSM system's
     /// oplog is never an LSM tree; and journaled whatever the user tables' setting.
     pub fn oplog_table_config(&self) -> String {
-        format!("type=file,memory_page_max=10m,split_pct=90,leaf_value_max=64MB,checksum=on,block_compressor={},\
-                 key_format=q,value_format=u", self.block_compressor())
+        format!("type=file,memory_page_max=10m,split_pct=90,leaf_value_max={},checksum=on,block_compressor={},\
+                 key_format=q,value_format=u", self.leaf_value_max(), self.block_compressor())
     }
 
     /// A user table's journaling: MongoDB 8.0 leaves a replica set's user tables out of the
@@ -130,6 +220,10 @@ impl WiredTigerLayout {
         let prefix = if self.prefix_compression { "prefix_compression=true," } else { "prefix_compression=false," };
         format!("type={},internal_page_max=16k,leaf_page_max=16k,checksum=on,{prefix}block_compressor=,\
                  key_format=u,value_format=u{}", self.table_type(), self.table_log())
+    }
+
+    fn leaf_value_max(&self) -> &'static str {
+        self.tree().map_or("64MB", |t| t.leaf_value_max())
     }
 
     fn block_compressor(&self) -> &str {
@@ -260,5 +354,59 @@ impl RocksLayout {
             "transactions": "plain DB, snapshot per transaction, writes in a WriteBatchWithIndex applied at commit, write conflicts tracked as MongoRocks' RocksTransactionEngine did",
             "layout": "one key space, 4-byte big-endian prefix per collection and index (MongoRocks)",
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layout(release: &str, journal: bool) -> WiredTigerLayout {
+        WiredTigerLayout {
+            release: release.into(), cache_mb: 1024, compressor: "snappy".into(), journal,
+            journal_compressor: "snappy".into(), checkpoint_s: 60, checkpoint_log_size_mb: 2048, session_max: 20000,
+            eviction_threads: (1, 4), eviction_dirty: (None, None), close_idle_time_s: 100000,
+            unlogged_user_tables: false, lsm: false, prefix_compression: true, lsm_chunk_mb: 10, extensions: vec![],
+        }
+    }
+
+    // The strings each tag's WiredTigerKVEngine constructor built (src/mongo/db/storage/wiredtiger/
+    // wiredtiger_kv_engine.cpp at r3.0.4 and r3.2.0-rc1), with this layout's values.
+    #[test]
+    fn a_tagged_tree_gets_its_own_mongods_open_string() {
+        assert_eq!(layout("mongodb-3.0.4", true).connection_config(),
+                   "create,cache_size=1024M,session_max=20000,eviction=(threads_max=4),statistics=(fast),\
+                    log=(enabled=true,archive=true,path=journal,compressor=snappy),\
+                    file_manager=(close_idle_time=100000),checkpoint=(wait=60,log_size=2048MB),statistics_log=(wait=0)");
+        assert_eq!(layout("mongodb-3.2.0-rc1", true).connection_config(),
+                   "create,cache_size=1024M,session_max=20000,eviction=(threads_max=4),config_base=false,statistics=(fast),\
+                    log=(enabled=true,archive=true,path=journal,compressor=snappy),\
+                    file_manager=(close_idle_time=100000),checkpoint=(wait=60,log_size=2048MB),statistics_log=(wait=0)");
+        assert!(!layout("mongodb-3.0.4", false).connection_config().contains(",log="));
+        assert!(layout("mongodb-3.0.7", false).connection_config().contains("log=(enabled=false)"));
+        assert!(layout("mongodb-3.0.4", true).record_table_config().contains("leaf_value_max=1MB"));
+        assert!(layout("mongodb-3.0.7", true).record_table_config().contains("leaf_value_max=64MB"));
+    }
+
+    #[test]
+    fn only_3_2_had_a_journal_flusher() {
+        assert_eq!(MongodTree::of("mongodb-3.0.4").unwrap().journal_commit_ms(), 0);
+        assert_eq!(MongodTree::of("2.6.1").unwrap().journal_commit_ms(), 0);
+        assert_eq!(MongodTree::of("mongodb-3.0.7").unwrap().journal_commit_ms(), 0);
+        assert_eq!(MongodTree::of("mongodb-3.2.0-rc1").unwrap().journal_commit_ms(), JOURNAL_COMMIT_MS);
+        assert!(MongodTree::of("11.3.1").is_none());
+    }
+
+    #[test]
+    fn a_tagged_tree_refuses_settings_its_mongod_never_passed() {
+        let mut l = layout("mongodb-3.0.7", true);
+        l.eviction_dirty = (Some(80), None);
+        assert!(l.check_tree_settings().unwrap_err().contains("eviction_dirty_target"));
+        let mut l = layout("2.6.1", true);
+        l.eviction_threads = (4, 4);
+        assert!(l.check_tree_settings().unwrap_err().contains("eviction_threads_min"));
+        let mut today = layout("11.3.1", true);
+        today.eviction_threads = (4, 4);
+        assert!(today.check_tree_settings().is_ok());
     }
 }

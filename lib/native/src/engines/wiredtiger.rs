@@ -234,8 +234,11 @@ fn read_options(options: &serde_json::Map<String, Value>) -> Result<(mongod_layo
         lsm_chunk_mb: o.int_or_server("lsm_chunk_mb", mongod_layout::WiredTigerLayout::default_lsm_chunk_mb(cache_mb))?,
         extensions: Vec::new(),
     };
-    let journal_commit_ms = o.int_or_server("journal_commit_ms", mongod_layout::JOURNAL_COMMIT_MS)?;
+    // The server's flusher: a tagged tree's own mongod's (3.0.x and 3.1.5 had none), else 3.2's.
+    let flusher = mongod_layout::MongodTree::of(&layout.release).map_or(mongod_layout::JOURNAL_COMMIT_MS, |t| t.journal_commit_ms());
+    let journal_commit_ms = o.int_or_server("journal_commit_ms", flusher)?;
     o.finish()?;
+    layout.check_tree_settings().map_err(Error::other)?;
     Ok((layout, journal_commit_ms))
 }
 
@@ -282,6 +285,9 @@ impl WiredTiger {
         let mut settings = layout_settings(&layout, journal_commit_ms);
         settings["release"] = json!(format!("{major}.{minor}.{patch}"));
         settings["banner"] = json!(banner);
+        if mongod_layout::MongodTree::of(&layout.release).is_some() {
+            settings["tree"] = json!(layout.release);
+        }
         settings["connection_config"] = json!(conn_config);
         settings["record_table_config"] = json!(record_config);
         settings["index_table_config"] = json!(index_config);
@@ -309,6 +315,18 @@ impl WiredTiger {
     /// what they cost mongod.
     fn start_journal(&self, every_ms: u64) -> Result<()> {
         let api = self.api;
+        // A tree without WT_SESSION::log_flush (3.0.4's and 2.6.1: their mongod had no flusher)
+        // cannot run one: say so now rather than flush nothing in the background.
+        let mut probe: *mut WtSession = ptr::null_mut();
+        api.check(unsafe { (api.open_session)(self.conn()?, ptr::null(), &mut probe) }, "WiredTiger open_session")?;
+        let code = unsafe { (api.log_flush)(probe, cstring("sync=off").as_ptr()) };
+        unsafe { (api.session_close)(probe) };
+        if code == libc::ENOTSUP {
+            return Err(Error::other(format!("wiredtiger: option journal_commit_ms is {every_ms} but this WiredTiger \
+                                             ({}) has no log_flush: its mongod ran no journal flusher; set 0",
+                                            self.settings["release"].as_str().unwrap_or("?"))));
+        }
+        api.check(code, "WiredTiger log_flush")?;
         let conn = SendPtr(*self.conn.lock().unwrap());
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let stopping = stop.clone();
@@ -355,8 +373,11 @@ impl Engine for WiredTiger {
         &self.name
     }
 
+    /// The release, or a post's tree by its tag (two tags carry 2.5.3; engine_config's
+    /// `release` keeps the WiredTiger release inside).
     fn version(&self) -> String {
-        self.settings["release"].as_str().unwrap_or_default().to_string()
+        let tree = self.settings["tree"].as_str().or(self.settings["release"].as_str());
+        tree.unwrap_or_default().to_string()
     }
 
     fn config(&self) -> Value {
@@ -383,9 +404,15 @@ impl Engine for WiredTiger {
         Ok(Table(tables.len() - 1))
     }
 
+    /// As mongod opened its sessions and transactions (wiredtiger_session_cache.cpp and
+    /// wiredtiger_recovery_unit.cpp, r3.0.4 to r3.2.0): `isolation=snapshot` on the session,
+    /// `begin_transaction(NULL)`. The call shape matters to 2.5.3 (mongod 3.0's tree): a
+    /// begin_transaction given any config string there inherits the connection's sync method and
+    /// syncs the log on every commit.
     fn session(&self) -> Result<Box<dyn Session>> {
         let mut session: *mut WtSession = ptr::null_mut();
-        let code = unsafe { (self.api.open_session)(self.conn()?, ptr::null(), &mut session) };
+        let snapshot = cstring("isolation=snapshot");
+        let code = unsafe { (self.api.open_session)(self.conn()?, snapshot.as_ptr(), &mut session) };
         self.api.check(code, "WiredTiger open_session")?;
         let tables = self.tables.lock().unwrap();
         let info = tables.iter().map(|t| (t.uri.clone(), t.kind)).collect();
@@ -396,7 +423,6 @@ impl Engine for WiredTiger {
             tables: info,
             cursors: Vec::new(),
             scan_cursors: Vec::new(),
-            begin_read: cstring("isolation=snapshot"),
             no_overwrite: cstring("overwrite=false"),
             in_txn: false,
         }))
@@ -463,7 +489,6 @@ struct WtSessionHandle {
     tables: Vec<(CString, TableKind)>,
     cursors: Vec<*mut Cursor>,
     scan_cursors: Vec<*mut Cursor>,
-    begin_read: CString,
     no_overwrite: CString,
     in_txn: bool,
 }
@@ -541,7 +566,7 @@ impl WtSessionHandle {
 
 impl Session for WtSessionHandle {
     fn begin(&mut self, _write: bool) -> Result<()> {
-        let code = unsafe { (self.api.begin)(self.session, self.begin_read.as_ptr()) };
+        let code = unsafe { (self.api.begin)(self.session, ptr::null()) };
         self.api.check(code, "WiredTiger begin_transaction")?;
         self.in_txn = true;
         Ok(())
