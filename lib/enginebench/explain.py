@@ -39,6 +39,7 @@ from typing import Callable
 
 import polars as pl
 
+from .engines import WT_TAG_TREES
 from .families import family
 from .params import load_params
 from .paths import reports_dir
@@ -133,13 +134,16 @@ def phase_of(claim: dict) -> str:
 def claim_systems(params: dict, claim: dict) -> list[dict]:
     """The systems a claim compares: those of its roles; for a claim on the measured phase, only
     the ones that measure it; for a claim that is not about releases or the oplog, only the
-    newest release with the oplog as the experiment runs it (the op1 systems)."""
+    newest release with the oplog as the experiment runs it (the op1 systems); for a release
+    claim, the posts' own trees where the experiment runs them."""
     roles = set(re.split(r"[|:]", f"{claim['numerator_role']}|{claim['denominator_role']}")) - {"", "newer", "older"}
     systems = [s for s in params["systems"] if s["role"] in roles]
     if phase_of(claim) == "measure":
         systems = [s for s in systems if s.get("measure_requests", True)]
     if ":" not in claim["numerator_role"] + claim["denominator_role"]:
         systems = [s for s in systems if s["engine"] != "wiredtiger" or s["options"].get("version", "11.3.1") == "11.3.1"]
+    else:  # a release claim compares the posts' own trees where the experiment runs them (rundata.plays)
+        systems = [s for s in systems if s["options"].get("version") in WT_TAG_TREES] or systems
     if "oplog" not in claim["metric"]:
         with_oplog = [s for s in systems if s["options"].get("oplog")]
         systems = with_oplog or systems

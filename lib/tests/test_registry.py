@@ -13,7 +13,7 @@ import pytest
 from pydantic import ValidationError
 
 from enginebench import native
-from enginebench.engines import ENGINES
+from enginebench.engines import ENGINES, WT_TAG_RELEASES
 from enginebench.families import FAMILIES
 from enginebench.mongod.spec import ENGINES as MONGOD_ENGINES
 from enginebench.params import experiments, load_params
@@ -124,7 +124,8 @@ def test_the_runner_refuses_an_engine_option_the_schema_did_not_give(tmp_path):
 
 def test_every_wiredtiger_release_offered_is_built_in_and_opens(runner_builds, tmp_path):
     """The params schema's WiredTiger releases are the ones the runner links (11.3.1 and 2.9.2
-    built from source, Debian's 3.2.1), and each opens and keeps a document."""
+    built from source, the posts' MongoDB trees, Debian's 3.2.1), and each opens and keeps a
+    document and reports itself by the name the params give it (a tree by its tag)."""
     from typing import get_args
 
     from enginebench.engines import WiredTigerOptions
@@ -174,12 +175,12 @@ def test_a_release_the_runner_lacks_is_refused_before_anything_starts(isolated_r
     asks for it before anything starts, naming the params file, the system, the key, the releases
     built and how to build it; the params' own releases need nothing more."""
     from enginebench import driver
-    built = dict(native.builds(), wiredtiger=["11.3.1", "3.2.1"])
+    built = dict(native.builds(), wiredtiger=["11.3.1", "3.2.1", *WT_TAG_RELEASES])
     monkeypatch.setattr(native, "builds", lambda: built)
-    with pytest.raises(ValueError, match=r"linkbench_cached.yaml: systems\[wt321.op1\].options.version: "
+    with pytest.raises(ValueError, match=r"linkbench_cached.yaml: systems\[wt307.op1\].options.version: "
                                          r"WiredTiger 2.9.2 is not built into the native runner \(built: "
-                                         r"11.3.1, 3.2.1\); `make wiredtiger-2.9.2` builds it"):
-        driver._prepare("linkbench_cached", "smoke", "embedded", sets=["systems[wt321.op1].options.version=2.9.2"])
+                                         r"11.3.1, 3.2.1, mongodb-3.0.4, .*\); `make wiredtiger-2.9.2` builds it"):
+        driver._prepare("linkbench_cached", "smoke", "embedded", sets=["systems[wt307.op1].options.version=2.9.2"])
     for scale in ("smoke", "default"):
         native.check_releases(load_params("linkbench_cached", scale))
         native.check_releases(load_params("iibench_500m", scale))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import polars as pl
 
+from ..engines import WT_TAG_TREES
 from ..paths import reference_dir
 from .rundata import RunData
 
@@ -77,9 +78,14 @@ def role_note(system: dict) -> str:
 
 def release_note(claim: dict, a: dict, b: dict) -> str:
     """For a release comparison (roles `<role>:newer` / `<role>:older`): which releases were
-    compared here, a different pair from the post's servers on the embedded target."""
+    compared here: the posts' own WiredTiger trees, each opened as its mongod opened it, or
+    (a run without them) other releases than the post's."""
     if ":" not in (claim.get("numerator_role") or "") + (claim.get("denominator_role") or ""):
         return ""
+    if a.get("version") in WT_TAG_TREES and b.get("version") in WT_TAG_TREES:
+        inside = f"WiredTiger {WT_TAG_TREES[a['version']]} / {WT_TAG_TREES[b['version']]}"
+        return (f" (the posts' own WiredTiger trees {a['version']} / {b['version']}, {inside}, "
+                f"each as its mongod opened it; engines embedded, not the servers)")
     return f" (engine releases {a.get('version')} / {b.get('version')}, not the post's servers)"
 
 

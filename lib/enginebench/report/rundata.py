@@ -8,6 +8,7 @@ from pathlib import Path
 import polars as pl
 from hdrh.histogram import HdrHistogram
 
+from ..engines import WT_TAG_TREES
 from ..metrics.normalize import COUNTERS, per_op
 from ..results.tables import PERCENTILES
 from ..paths import results_dir
@@ -47,13 +48,21 @@ class RunData:
     def plays(self, system: dict, role: str) -> bool:
         """Whether a system plays a claim's role: a plain role (`btree`), or a role at one end of
         the engine releases the run's complete systems of that role ran (`btree:older`,
-        `btree:newer`: the release comparisons, e.g. WiredTiger 3.2.1 against 11.3.1)."""
+        `btree:newer`: the release comparisons). Where the run has the posts' own trees
+        (engines.WT_TAG_RELEASES), the comparison is between those: 11.3.1 beside them is today's
+        release, not one end of the post's pair."""
         base, _, end = role.partition(":")
         if system["role"] != base:
             return False
         if not end:
             return True
-        releases = sorted({release_key(s.get("version")) for s in self.complete_systems if s["role"] == base})
+        candidates = [s for s in self.complete_systems if s["role"] == base]
+        posts_own = [s for s in candidates if s.get("version") in WT_TAG_TREES]
+        if posts_own:
+            if system.get("version") not in WT_TAG_TREES:
+                return False
+            candidates = posts_own
+        releases = sorted({release_key(s.get("version")) for s in candidates})
         if len(releases) < 2:
             return False
         return release_key(system.get("version")) == (releases[0] if end == "older" else releases[-1])
@@ -63,12 +72,19 @@ class RunData:
 
 
 def release_key(version: str | None) -> tuple:
-    """A release as a sortable tuple: '11.3.1' -> (11, 3, 1); anything unreadable sorts first."""
-    parts = []
-    for part in (version or "").replace("-", ".").split("."):
-        digits = "".join(ch for ch in part if ch.isdigit())
-        parts.append(int(digits) if digits else 0)
-    return tuple(parts)
+    """A release as a sortable tuple: '11.3.1' -> (11, 3, 1); a post's tree by the WiredTiger
+    release it carries, then its MongoDB tag ('mongodb-3.0.7' -> (2, 5, 3, 3, 0, 7), after
+    'mongodb-3.0.4' and before 2.6.1); anything unreadable sorts first."""
+    def numbers(text: str) -> list[int]:
+        parts = []
+        for part in text.replace("-", ".").split("."):
+            digits = "".join(ch for ch in part if ch.isdigit())
+            parts.append(int(digits) if digits else 0)
+        return parts
+    if version in WT_TAG_TREES:
+        tag = version.removeprefix("mongodb-") if version.startswith("mongodb-") else ""
+        return tuple(numbers(WT_TAG_TREES[version]) + (numbers(tag) if tag else []))
+    return tuple(numbers(version or ""))
 
 
 def load_run(path: str | Path) -> RunData:
