@@ -100,3 +100,15 @@ def test_the_harness_s_functions_and_the_no_harness_ceiling_come_from_the_same_c
     assert shares["ceiling"] == pytest.approx(4 / 5)
     assert perfshare.headline(shares) == shares["engine_with_calls"]
     assert perfshare.headline({"engine": 0.6}) == 0.6
+
+
+def test_a_recording_of_every_cpu_keeps_only_the_runners_samples():
+    # perf record -a (Profiler) and `perf script -F pid,tid,...`: each sample's first line reads
+    # `pid/tid`. The same six samples as the runner's (pid 4242) and again as another process's.
+    def as_process(pid):
+        return "\n\n".join(f" {pid}/{pid + 1}  " + sample.partition("\n")[2]
+                           for sample in CHAINS.strip().split("\n\n"))
+    script = as_process(4242) + "\n\n" + as_process(77)
+    assert perfshare.shares_of_script(script, RUNNER, pid=4242) == perfshare.shares_of_script(CHAINS, RUNNER)
+    assert perfshare.shares_of_script(script, RUNNER)["samples"] == 12
+    assert "error" in perfshare.shares_of_script(as_process(77), RUNNER, pid=4242)

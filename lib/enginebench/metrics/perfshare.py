@@ -74,23 +74,33 @@ def available() -> tuple[bool, str]:
     if perf is None:
         return False, "perf is not installed (Debian package linux-perf)"
     try:
-        probe = subprocess.run([perf, "record", "-q", "-e", "cpu-clock", "-o", "/dev/null", "--", "true"],
+        probe = subprocess.run([perf, "record", "-q", "-a", "-e", "cpu-clock", "-o", "/dev/null", "--", "true"],
                                capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return False, f"perf could not run: {exc}"
     if probe.returncode != 0:
-        return False, f"perf record is not permitted here: {probe.stderr.strip()[-200:]}"
+        return False, (f"perf record -a (every CPU, the runner's samples kept) is not permitted here "
+                       f"(kernel.perf_event_paranoid must be 0 or less, or run as root): {probe.stderr.strip()[-200:]}")
     return True, ""
 
 
 class Profiler:
-    """Samples one process from `start` to `stop` into a perf.data file."""
+    """Samples one process from `start` to `stop` into a perf.data file.
+
+    perf samples every CPU (-a) and the process's samples are picked out when read (`perf script
+    --pid`), not through `perf record -p`: attached to a process by pid, perf 6.1 spins on poll()
+    once any thread that existed when it attached exits (the event's file reports a hang-up it
+    never stops polling), taking both cores of a 2-core machine from the engine it measures.
+    WiredTiger 2.5's eviction workers come and go: a LinkBench load on mongodb-3.0.7's tree fell
+    from 60,000 to 1,000-2,000 documents/s while perf spun at 200% CPU, and rose back to 70,000
+    when it was stopped."""
 
     def __init__(self, pid: int, path: Path):
         self.path = path
+        self.pid = pid
         # -g: frame-pointer call chains, for charging the C library's samples to their callers.
-        self.proc = subprocess.Popen(["perf", "record", "-q", "-e", "cpu-clock", "-F", str(SAMPLE_HZ), "-g",
-                                      "-p", str(pid), "-o", str(path)],
+        self.proc = subprocess.Popen(["perf", "record", "-q", "-a", "-e", "cpu-clock", "-F", str(SAMPLE_HZ), "-g",
+                                      "-o", str(path)],
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
 
     def stop(self, runner_binary: str | None = None) -> dict:
@@ -104,7 +114,7 @@ class Profiler:
         if not self.path.is_file() or self.path.stat().st_size == 0:
             return {"error": "no samples (a phase shorter than perf takes to attach)"}
         try:
-            return shares(self.path, runner_binary)
+            return shares(self.path, runner_binary, self.pid)
         finally:
             self.path.unlink(missing_ok=True)
 
@@ -133,22 +143,25 @@ def classify(dso: str, symbol: str, runner_binary: str | None) -> str:
     return "other"
 
 
-def shares(path: Path, runner_binary: str | None = None) -> dict:
+def shares(path: Path, runner_binary: str | None = None, pid: int | None = None) -> dict:
     """{'engine', 'driver', 'runner', 'libc', 'kernel', 'other': fractions of samples by the code each one
     landed in, 'samples': n, and 'engine_with_calls' and 'harness_with_calls' when perf recorded
-    call chains}."""
-    script = subprocess.run(["perf", "script", "-i", str(path), "-F", "tid,ip,sym,dso"],
+    call chains}; of process `pid`'s samples only, when given (a recording of every CPU; perf
+    script's own --pid filter drops most of a process's samples when the process existed before the
+    recording started, so the filter is ours)."""
+    script = subprocess.run(["perf", "script", "-i", str(path), "-F", "pid,tid,ip,sym,dso"],
                             capture_output=True, text=True, timeout=600)
-    return shares_of_script(script.stdout, runner_binary)
+    return shares_of_script(script.stdout, runner_binary, pid)
 
 
 FRAME = re.compile(r"^\s*[0-9a-f]+ (.*) \((.*)\)$")
 
 
-def samples_of_script(script: str):
-    """Each sample of `perf script -F tid,ip,sym,dso` output as its frames, leaf first, each a
-    (symbol, library) pair. A sample starts with a line holding its thread id (and, without call
-    chains, its one frame); its call chain follows on tab-indented lines."""
+def samples_of_script(script: str, pid: int | None = None):
+    """Each sample of `perf script -F pid,tid,ip,sym,dso` output as its frames, leaf first, each a
+    (symbol, library) pair; of process `pid` only, when given. A sample starts with a line holding
+    its `pid/tid` (and, without call chains, its one frame); its call chain follows on tab-indented
+    lines. (`-F tid,...` output, a thread id alone, is read too: no pid to filter on.)"""
     frames = None
     for line in script.splitlines():
         if not line.strip():
@@ -156,8 +169,10 @@ def samples_of_script(script: str):
         if not line.startswith("\t"):
             if frames is not None:
                 yield frames
-            frames = []
-            line = line.strip().partition(" ")[2]
+            ids, _, line = line.strip().partition(" ")
+            of_process = ids.partition("/")[0] if "/" in ids else None
+            keep = pid is None or of_process is None or of_process == str(pid)
+            frames = [] if keep else None
         match = FRAME.match(line)
         if match and frames is not None:
             frames.append((match.group(1), match.group(2)))
@@ -165,13 +180,13 @@ def samples_of_script(script: str):
         yield frames
 
 
-def shares_of_script(script: str, runner_binary: str | None = None) -> dict:
+def shares_of_script(script: str, runner_binary: str | None = None, pid: int | None = None) -> dict:
     """shares() over perf script's text. A sample counts for the code of its leaf frame; for
     engine_with_calls, a C library or kernel sample counts for its first caller outside both."""
     totals = {"engine": 0, "driver": 0, "runner": 0, "libc": 0, "kernel": 0, "other": 0}
     with_calls = harness = chained = 0
     harness_functions: Counter[str] = Counter()
-    for frames in samples_of_script(script):
+    for frames in samples_of_script(script, pid):
         kinds = [classify(dso, symbol, runner_binary) for symbol, dso in frames] or ["other"]
         totals[kinds[0]] += 1
         chained += len(kinds) > 1
