@@ -78,6 +78,8 @@ def _per_system(systems: list[dict], option: str, value_of: Callable[[dict], obj
 
 
 def _release(_params: dict, systems: list[dict]) -> list[str] | None:
+    # A post's own tree (the 2015 default where the post names its release) against today's
+    # 11.3.1 under the same settings; 11.3.1 against 3.2.1.
     return _per_system(_wiredtiger(systems), "version",
                        lambda s: "3.2.1" if s["options"].get("version", "11.3.1") == "11.3.1" else "11.3.1")
 
@@ -117,7 +119,7 @@ def _threads_of(phase: str) -> Callable[[dict, list[dict]], list[str] | None]:
 
 FACTORS = (
     Factor("settings", "the named settings 2015 / today (settings.py)", _flip_settings),
-    Factor("release", "WiredTiger 11.3.1 / 3.2.1", _release),
+    Factor("release", "WiredTiger's release: the post's own tree / 11.3.1, or 11.3.1 / 3.2.1", _release),
     Factor("insert grouping", "documents per storage transaction: 1 (MongoDB 3.0/3.2) / 64 (3.4+)", _insert_group),
     Factor("checkpoint interval", "WiredTiger's checkpoint every 60 s / 600 s", _checkpoint),
     Factor("journal compressor", "WiredTiger's journal compressor none / snappy", _journal),
@@ -134,16 +136,20 @@ def phase_of(claim: dict) -> str:
 def claim_systems(params: dict, claim: dict) -> list[dict]:
     """The systems a claim compares: those of its roles; for a claim on the measured phase, only
     the ones that measure it; for a claim that is not about releases or the oplog, only the
-    newest release with the oplog as the experiment runs it (the op1 systems); for a release
-    claim, the posts' own trees where the experiment runs them."""
+    release the setting gives (not a system that names its own release), with the oplog as the
+    experiment runs it (the op1 systems); for a release claim, the posts' own trees where the
+    experiment runs two."""
     roles = set(re.split(r"[|:]", f"{claim['numerator_role']}|{claim['denominator_role']}")) - {"", "newer", "older"}
     systems = [s for s in params["systems"] if s["role"] in roles]
     if phase_of(claim) == "measure":
         systems = [s for s in systems if s.get("measure_requests", True)]
     if ":" not in claim["numerator_role"] + claim["denominator_role"]:
-        systems = [s for s in systems if s["engine"] != "wiredtiger" or s["options"].get("version", "11.3.1") == "11.3.1"]
-    else:  # a release claim compares the posts' own trees where the experiment runs them (rundata.plays)
-        systems = [s for s in systems if s["options"].get("version") in WT_TAG_TREES] or systems
+        # Not the systems that name a release of their own (they are there for the release claims).
+        systems = [s for s in systems if s["engine"] != "wiredtiger" or "version" not in s.get("explicit_options", ())]
+    else:  # a release claim compares the posts' own trees where the experiment runs two (rundata.plays)
+        posts_own = [s for s in systems if s["options"].get("version") in WT_TAG_TREES]
+        if len({s["options"]["version"] for s in posts_own}) >= 2:
+            systems = posts_own
     if "oplog" not in claim["metric"]:
         with_oplog = [s for s in systems if s["options"].get("oplog")]
         systems = with_oplog or systems

@@ -125,11 +125,21 @@ def profile(setting: str, engine: str, options: dict) -> dict:
     return out
 
 
+def release(setting: str, engine: str, explicit: dict, defaults: dict, post: dict | None):
+    """The engine release a system runs: its own, else (2015) the one its post names in
+    `post_settings` (the post's own WiredTiger tree), else the setting's, else the engine's default."""
+    if "version" in explicit:
+        return explicit["version"]
+    if setting == "2015" and post and "version" in post:
+        return post["version"]
+    return PROFILES[setting].get(engine, {}).get("version", defaults.get("version"))
+
+
 def resolve(engine: str, setting: str, explicit: dict, defaults: dict, post: dict | None) -> dict:
     """A system's options: the engine's defaults, then the setting's values, then (for 2015)
     the post's own server options, then what the params set on the system by hand."""
     options = {**defaults}
-    options.update(profile(setting, engine, {**defaults, **explicit}))
+    options.update(profile(setting, engine, {**defaults, **explicit, "version": release(setting, engine, explicit, defaults, post)}))
     if setting == "2015" and post:
         options.update(post)
     options.update(explicit)

@@ -88,7 +88,7 @@ def test_linkbench_uncached_disk_on_32_cannot_hold_a_1_gb_cache(mongod):
            "300 MB" in text and "(resources.memory.limit_mb: 300)" in text
 
 
-@pytest.mark.parametrize("name, runs", [("mongodb-master-2023-06-27", ["wt", "wt304", "wt315"]), ("mongodb-3.2.0-rc0", None)])
+@pytest.mark.parametrize("name, runs", [("mongodb-master-2023-06-27", ["wt", "wt304"]), ("mongodb-3.2.0-rc0", None)])
 def test_iibench_500m(mongod, name, runs):
     mongod(name)
     params, ready, text, _ = _prepare("iibench_500m")

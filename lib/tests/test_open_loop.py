@@ -36,7 +36,7 @@ def test_rate_sweep_gives_a_latency_throughput_curve(isolated_run):
     # Every system completes: the sweep continues the measured phase's request streams, so it
     # adds no node id twice (fresh requesters would, and fail on duplicate keys).
     assert {s["label"]: s["status"] for s in run.systems} == {s["label"]: "complete" for s in run.systems}
-    # wt307.op1 and wt320.op1 only load (the release claims compare loads): it has no phases to sweep.
+    # wt307.op1 only loads (the release claims compare loads): it has no phases to sweep.
     assert sorted(curve["system"].unique()) == sorted(s["label"] for s in run.systems if s["measure_requests"])
     for (label,), points in curve.group_by(["system"]):
         assert points["fraction"].sort().to_list() == [0.5, 1.5]

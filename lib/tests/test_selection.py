@@ -15,19 +15,19 @@ def test_a_selection_keeps_the_params_order_and_names_the_rest():
     params = load_params("linkbench_cached", "smoke")
     selection = select_systems(params, ["lmdb.op1", "wt.op1"])
     assert [s["label"] for s in params["systems"]] == ["wt.op1", "lmdb.op1"]
-    assert selection == {"ran": ["wt.op1", "lmdb.op1"], "not_run": ["rx.op1", "wtlsm.op1", "wt307.op1", "wt320.op1"]}
+    assert selection == {"ran": ["wt.op1", "lmdb.op1"], "not_run": ["rx.op1", "wtlsm.op1", "wt307.op1"]}
 
 
 def test_selecting_every_system_or_none_is_no_selection():
     params = load_params("linkbench_cached", "smoke")
     assert select_systems(params, None) is None
-    assert select_systems(params, ["rx.op1", "wt.op1", "wtlsm.op1", "lmdb.op1", "wt307.op1", "wt320.op1"]) is None
-    assert len(params["systems"]) == 6
+    assert select_systems(params, ["rx.op1", "wt.op1", "wtlsm.op1", "lmdb.op1", "wt307.op1"]) is None
+    assert len(params["systems"]) == 5
 
 
 def test_an_unknown_label_names_the_file_and_the_labels_it_has():
     with pytest.raises(ValueError, match=r"linkbench_cached.yaml: SYSTEMS=wt.op1,wt: no system labelled wt at "
-                                         r"scale smoke; allowed: wt.op1, rx.op1, wtlsm.op1, lmdb.op1, wt307.op1, wt320.op1"):
+                                         r"scale smoke; allowed: wt.op1, rx.op1, wtlsm.op1, lmdb.op1, wt307.op1"):
         select_systems(load_params("linkbench_cached", "smoke"), ["wt.op1", "wt"])
 
 

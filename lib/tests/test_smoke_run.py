@@ -43,7 +43,7 @@ def test_every_engine_completes_and_reports_the_count_drift(smoke_run):
         assert s["status"] == "complete", s
         assert s["load_verified"]["ok"], s["load_verified"]
         if s.get("measure_requests") is False:
-            continue  # wt307.op1 and wt320.op1 load only (the release claims compare loads): no requests to check
+            continue  # wt307.op1 loads only (the release claims compare loads): no requests to check
         # The smoke scale runs the post's pattern, whose count rows drift: a finding, not a failure.
         assert s["consistency"]["counts"] == run.manifest["params"]["workload"]["counts"] == "linkbenchx"
         assert s["consistency"]["mismatches"] > 0
@@ -54,14 +54,14 @@ def test_tables_hold_every_interval_and_op(smoke_run):
     run, _ = smoke_run
     params = run.manifest["params"]
     runs = run.intervals.filter(pl.col("phase") == "run")
-    assert runs.group_by("system").len()["len"].to_list() == [intervals(params)] * 4  # wt307.op1 and wt320.op1 load only
+    assert runs.group_by("system").len()["len"].to_list() == [intervals(params)] * 4  # wt307.op1 loads only
     assert (runs["requests"] > 0).all() and (runs["cpu_us_per_op"] > 0).all()
     assert (runs["size_du_bytes"] > 0).all()
     ops = set(run.ops.filter(pl.col("phase") == "run")["op"].unique().to_list())
     assert {"GET_LINKS_LIST", "ADD_LINK", "GET_NODE", "UPDATE_NODE"} <= ops
     loads = run.ops.filter(pl.col("phase") == "load")
     nodes = loads.filter(pl.col("op") == "LOAD_NODE_BULK").group_by("system").agg(pl.col("items").sum())
-    assert nodes["items"].to_list() == [params["workload"]["maxid1"] - 1] * 6
+    assert nodes["items"].to_list() == [params["workload"]["maxid1"] - 1] * 5
 
 
 def test_provenance_is_recorded(smoke_run):
@@ -91,7 +91,7 @@ def test_data_is_removed_and_no_runner_is_left(smoke_run):
 def test_report_pieces(smoke_run):
     run, _ = smoke_run
     ours = lb.our_tables(run)
-    assert ours["load"].height == 6 and "ops" in ours["load"].columns
+    assert ours["load"].height == 5 and "ops" in ours["load"].columns
     assert len([t for t in ours if t.startswith("run")]) == intervals(run.manifest["params"])
     latency = lb.response_times(run)
     assert {"p50_ms", "p99_ms", "p999_ms", "max_ms"} <= set(latency.columns)
@@ -126,7 +126,7 @@ def test_context_tables(smoke_run):
     assert cache["the post"] == "32 GB" and cache["this run"] == "64 MB" and cache["this run / the post"] == 1 / 512
     sizes = scale.filter(pl.col("setting") == "database size at the end")
     # Every system measured; systems whose sizes are equal share a row.
-    assert sum(len(row.split(", ")) for row in sizes["systems"]) == 6 and (sizes["this run / the post"] > 0).all()
+    assert sum(len(row.split(", ")) for row in sizes["systems"]) == 5 and (sizes["this run / the post"] > 0).all()
     view = context.normalised_view(run)
     queries = view.filter(pl.col("metric") == "queries/s").row(0, named=True)
     # The post's 2nd hour, the one the claims take (data/reference/linkbench_2015.csv rows 8 and 10).
@@ -134,7 +134,7 @@ def test_context_tables(smoke_run):
     assert queries["same side of 1"] == ("yes" if queries["our ratio"] > 1 else "no")
     assert queries["our figures"].startswith("wt.op1 ") and " / rx.op1 " in queries["our figures"]
     engines = context.engine_configuration(run)
-    assert engines["system"].to_list() == ["wt.op1", "rx.op1", "wtlsm.op1", "lmdb.op1", "wt307.op1", "wt320.op1"]
+    assert engines["system"].to_list() == ["wt.op1", "rx.op1", "wtlsm.op1", "lmdb.op1", "wt307.op1"]
     assert set(engines["settings from"]) == {"the runner"} and engines["cache_size_mb"][0] == "64"
 
 

@@ -48,9 +48,9 @@ class RunData:
     def plays(self, system: dict, role: str) -> bool:
         """Whether a system plays a claim's role: a plain role (`btree`), or a role at one end of
         the engine releases the run's complete systems of that role ran (`btree:older`,
-        `btree:newer`: the release comparisons). Where the run has the posts' own trees
-        (engines.WT_TAG_RELEASES), the comparison is between those: 11.3.1 beside them is today's
-        release, not one end of the post's pair."""
+        `btree:newer`: the release comparisons). Where the run has two or more of the posts' own
+        trees (engines.WT_TAG_RELEASES), the comparison is between those: 11.3.1 beside them is
+        today's release, not one end of the post's pair."""
         base, _, end = role.partition(":")
         if system["role"] != base:
             return False
@@ -58,7 +58,7 @@ class RunData:
             return True
         candidates = [s for s in self.complete_systems if s["role"] == base]
         posts_own = [s for s in candidates if s.get("version") in WT_TAG_TREES]
-        if posts_own:
+        if len({s.get("version") for s in posts_own}) >= 2:
             if system.get("version") not in WT_TAG_TREES:
                 return False
             candidates = posts_own
