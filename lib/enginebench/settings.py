@@ -51,8 +51,9 @@ PROFILES: dict[str, dict[str, dict]] = {
 }
 
 # A WiredTiger tree as a post's MongoDB release shipped it (engines.WT_TAG_RELEASES), under either
-# setting: the tree's own defaults where 11.3.1 is made to emulate 2.7.0's, and its own mongod's
-# journal flusher (the runner's MongodTree: none at 3.0.x and 3.1.5, 100 ms at 3.2.0-rc).
+# setting: `2015`'s values, with the tree's own defaults where 11.3.1 is made to emulate 2.7.0's
+# and its own mongod's journal flusher (the runner's MongodTree: none at 3.0.x and 3.1.5, 100 ms
+# at 3.2.0-rc).
 TAGGED_TREE = {"eviction_threads_min": 1, "eviction_dirty_target": None, "eviction_dirty_trigger": None,
                "journal_commit_ms": None}
 
@@ -115,13 +116,15 @@ SOURCES: dict[tuple[str, str, str], str] = {
 
 def profile(setting: str, engine: str, options: dict) -> dict:
     """The option values `setting` gives a system of `engine` with these options."""
+    if engine == "wiredtiger" and options.get("version") in WT_TAG_RELEASES:
+        # A post's own tree runs as its own mongod ran it, whatever the setting (MongoDB 8.0's
+        # strings name options such a tree does not have, per-table logging among them), and needs
+        # no emulation of its defaults: it has them; the runner opens it with its own mongod's
+        # strings (lib/native/src/engines/mongod_layout.rs, MongodTree).
+        return {**PROFILES["2015"][engine], **TAGGED_TREE}
     out = dict(PROFILES[setting].get(engine, {}))
     if out.get("unlogged_user_tables") == "with_oplog":
         out["unlogged_user_tables"] = bool(options.get("oplog"))
-    if engine == "wiredtiger" and options.get("version") in WT_TAG_RELEASES:
-        # A post's own tree needs no emulation of its defaults: it has them, and the runner opens
-        # it with its own mongod's string (lib/native/src/engines/mongod_layout.rs, MongodTree).
-        out.update(TAGGED_TREE)
     return out
 
 
@@ -191,7 +194,7 @@ def settings_page() -> str:
             + "\n".join(posts) + "\n"
             + "\nA WiredTiger tree as a post's MongoDB release shipped it (`version: mongodb-3.0.4`, `2.6.1`,\n"
               "`mongodb-3.0.7`, `mongodb-3.2.0-rc1`) needs none of 11.3.1's emulation of 2015's defaults: it has\n"
-              "them. Under either setting it takes " + ", ".join(f"`{k}` {'(its own)' if v is None else v}"
+              "them. Under either setting it runs with `2015`'s values and " + ", ".join(f"`{k}` {'(its own)' if v is None else v}"
                                                            for k, v in TAGGED_TREE.items())
             + ", and the runner opens it with its own mongod's `wiredtiger_open` string, create strings and\n"
               "journal flusher (none at 3.0.x and 3.1.5, every 100 ms at 3.2.0-rc; "
