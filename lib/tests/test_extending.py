@@ -70,7 +70,9 @@ def _build_runner(copy: Path) -> None:
     manifest.write_text(text)
     build = native_runner().parents[2]  # .build/native/release/enginebench-runner
     env = {**os.environ, "CARGO_TARGET_DIR": str(build / "native"),
-           "EB_WIREDTIGER_BUILD": f"{build / 'wiredtiger' / 'out'}:{build / 'wiredtiger-2.9.2' / 'out'}",
+           # Every WiredTiger the repository's runner links (tools/build_native.sh): the posts' trees too.
+           "EB_WIREDTIGER_BUILD": ":".join(str(out) for out in [build / "wiredtiger" / "out", build / "wiredtiger-2.9.2" / "out",
+                                                                *sorted(build.glob("wiredtiger-tag-*/out"))]),
            "EB_ROCKSDB_BUILD": str(build / "rocksdb" / "out"), "EB_LMDB_BUILD": str(build / "lmdb" / "out"),
            "EB_PERCONAFT_BUILDS": ":".join(str(out.parent) for out in sorted(build.glob("perconaft-*/out/release")))}
     out = subprocess.run(["cargo", "build", "--release", "--quiet", "--manifest-path", str(manifest)],
