@@ -146,7 +146,16 @@ class Sampler:
         self._thread.start()
 
     def stop(self) -> None:
+        """Stops sampling, then takes one last sample with the files' size: called once the
+        runner has exited, it reads the size after the engine closed (PerconaFT's log, a gigabyte
+        during a load, is trimmed by its closing checkpoint), which the periodic samples reach
+        only when one happens to fall after the exit."""
         self._stop.set()
         self._wake.set()
         if self._thread is not None:
             self._thread.join()
+            self._thread = None
+            row = self.sample()
+            if "size_du_bytes" not in row and self.data_dir.exists():
+                row["size_du_bytes"], row["size_apparent_bytes"] = dir_size(self.data_dir)
+            self.samples.append(row)
