@@ -7,9 +7,10 @@
 
 A setting is an engine option (engines.py) the profile gives a value; an option the params set on
 a system by hand always wins. Every value names its source (SOURCES), and the README's engine
-table lists them. The engine release (WiredTiger 11.3.1, 3.2.1 or 2.9.2, or a post's own tree such as
-mongodb-3.0.7) is an option of its own, set apart from these; the fractal tree's too, except that `today` names one (PerconaFT has no release
-after 2015: `today` runs the newest tag the runner builds).
+table lists them. The engine release (WiredTiger 11.3.1, 3.2.1 or 2.9.2, or a post's own tree such
+as mongodb-3.0.7) is an option of its own, set apart from these; the fractal tree's too, except that
+`today` names one (PerconaFT has no release after 2015: `today` runs the newest tag the runner
+builds).
 """
 from __future__ import annotations
 

@@ -82,8 +82,8 @@ def release_key(version: str | None) -> tuple:
             parts.append(int(digits) if digits else 0)
         return parts
     if version in WT_TAG_TREES:
-        tag = version.removeprefix("mongodb-") if version.startswith("mongodb-") else ""
-        return tuple(numbers(WT_TAG_TREES[version]) + (numbers(tag) if tag else []))
+        mongod = numbers(version.removeprefix("mongodb-")) if version.startswith("mongodb-") else []
+        return tuple(numbers(WT_TAG_TREES[version]) + mongod)
     return tuple(numbers(version or ""))
 
 
