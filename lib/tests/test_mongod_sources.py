@@ -191,6 +191,25 @@ def test_lsm_tables_are_skipped_from_81(tmp_path):
         prepare_system(system, "params/x.yaml")
 
 
+def test_a_named_wiredtiger_tree_runs_only_on_the_release_that_shipped_it(tmp_path):
+    # A server runs the WiredTiger it was built with: a system naming mongodb-3.0.7's tree by hand
+    # is skipped on a newer server (its version from the master fixture's buildInfo), and runs on
+    # the 3.0.7 binary (mongodb-3.0.7.version.txt: "db version v3.0.7").
+    from enginebench.mongod.systems import _release_present
+    newer = _fake_binary(tmp_path, (DATA / "mongodb-master-2023-06-27.version.txt").read_text(),
+                         "mongodb-master-2023-06-27")
+    system = {"label": "wt307", "engine": "wiredtiger", "options": {"version": "mongodb-3.0.7"},
+              "explicit_options": ["version"], "mongod": {"binary": newer}}
+    with pytest.raises(SystemSkipped, match=r"wt307 skipped: it names WiredTiger mongodb-3\.0\.7 \(options\.version\), "
+                                            r"the tree MongoDB 3\.0\.7 shipped; .* runs its own WiredTiger"):
+        prepare_system(system, "params/x.yaml")
+    _release_present(system, info("mongodb-3.0.7"), "wt307", "/opt/mongod")
+    # The release `settings: 2015` derives from the post is not asked for by hand: it runs anywhere.
+    derived = {**system, "explicit_options": []}
+    _release_present(derived, identify_texts("/opt/mongod", (DATA / "mongodb-master-2023-06-27.version.txt").read_text(),
+                                             (DATA / "mongodb-master-2023-06-27.help.txt").read_text()), "wt", "/opt/mongod")
+
+
 # -- 12. sharding ---------------------------------------------------------------------------------
 def test_shard_replica_sets_and_summed_counters():
     # The shard keys against the runner's unique indexes: test_mongod_sharding.py.

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engines import ENGINES
+from ..engines import ENGINES, WT_TAG_MONGOD
 from .binary import BinaryError, BinaryInfo, find_mongod, find_mongos, identify, identify_mongos
 from .legacy import NoClient, runner_python, wire_version
 from .memory import DoesNotFit
@@ -135,6 +135,7 @@ def prepare_system(system: dict, params_file: str, memory_limit_mb: int | None =
                           "PATH")
     info = identify(binary)
     _engine_present(spec, info, label, binary)
+    _release_present(system, info, label, binary)
     notes: list[str] = []
     share_cache(spec, label, memory_limit_mb, notes)
     try:
@@ -168,6 +169,24 @@ def _engine_present(spec: dict, info: BinaryInfo, label: str, binary: str) -> No
     if engine == "wiredTiger" and spec.get("table_type") == "lsm" and info.version_tuple[:2] >= LSM_REMOVED:
         raise SystemSkipped(f"system {label} skipped: it uses WiredTiger LSM tables, which {info.flavour} "
                             f"{info.version} ({binary}) no longer has (removed from WiredTiger in 8.1, WT-12751)")
+
+
+def _release_present(system: dict, info: BinaryInfo, label: str, binary: str) -> None:
+    """A system that names a WiredTiger release by hand (`options.version`) exists to measure that
+    release; a server runs the WiredTiger it was built with, so the system runs only on the
+    MongoDB release that shipped the named tree (engines.WT_TAG_MONGOD) and is skipped on any
+    other, rather than measuring the server's own release under the tree's name. A release that
+    `settings: 2015` derives from the post is not asked for by hand and does not skip."""
+    options = system.get("options") or {}
+    if system.get("engine") != "wiredtiger" or "version" not in (system.get("explicit_options") or []):
+        return
+    wanted = options.get("version")
+    if WT_TAG_MONGOD.get(wanted) == info.version:
+        return
+    shipped = (f"the tree MongoDB {WT_TAG_MONGOD[wanted]} shipped" if wanted in WT_TAG_MONGOD
+               else "a release the embedded runner links")
+    raise SystemSkipped(f"system {label} skipped: it names WiredTiger {wanted} (options.version), {shipped}; "
+                        f"{info.flavour} {info.version} ({binary}) runs its own WiredTiger")
 
 
 def _memory(spec: dict, info: BinaryInfo, settings: list, label: str, limit_mb: int | None, limit_key: str):
