@@ -35,6 +35,16 @@ class RecordStoreOptions(Strict):
 # them against each other and against the releases built from source (report/rundata.py).
 WT_TAG_TREES = {"mongodb-3.0.4": "2.5.3", "2.6.1": "2.6.1", "mongodb-3.0.7": "2.5.3", "mongodb-3.2.0-rc1": "2.6.2"}
 WT_TAG_RELEASES = tuple(WT_TAG_TREES)
+
+
+def posts_trees(versions) -> set[str]:
+    """The posts' own trees among these releases where there are two or more of them: a release
+    claim then compares those (11.3.1 beside them is today's release, not one end of the post's
+    pair); empty where there are fewer."""
+    trees = {v for v in versions if v in WT_TAG_TREES}
+    return trees if len(trees) >= 2 else set()
+
+
 # The MongoDB release each tree stands for (its mongod reports this version): what a server must
 # be for a system that names the tree to run on it under TARGET=mongod.
 WT_TAG_MONGOD = {"mongodb-3.0.4": "3.0.4", "2.6.1": "3.1.5", "mongodb-3.0.7": "3.0.7",

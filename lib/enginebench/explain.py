@@ -39,7 +39,7 @@ from typing import Callable
 
 import polars as pl
 
-from .engines import WT_TAG_TREES
+from .engines import posts_trees
 from .families import family
 from .params import load_params
 from .paths import reports_dir
@@ -147,9 +147,9 @@ def claim_systems(params: dict, claim: dict) -> list[dict]:
         # Not the systems that name a release of their own (they are there for the release claims).
         systems = [s for s in systems if s["engine"] != "wiredtiger" or "version" not in s.get("explicit_options", ())]
     else:  # a release claim compares the posts' own trees where the experiment runs two (rundata.plays)
-        posts_own = [s for s in systems if s["options"].get("version") in WT_TAG_TREES]
-        if len({s["options"]["version"] for s in posts_own}) >= 2:
-            systems = posts_own
+        trees = posts_trees(s["options"].get("version") for s in systems)
+        if trees:
+            systems = [s for s in systems if s["options"].get("version") in trees]
     if "oplog" not in claim["metric"]:
         with_oplog = [s for s in systems if s["options"].get("oplog")]
         systems = with_oplog or systems

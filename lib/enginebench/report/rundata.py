@@ -8,7 +8,7 @@ from pathlib import Path
 import polars as pl
 from hdrh.histogram import HdrHistogram
 
-from ..engines import WT_TAG_TREES
+from ..engines import WT_TAG_TREES, posts_trees
 from ..metrics.normalize import COUNTERS, per_op
 from ..results.tables import PERCENTILES
 from ..paths import results_dir
@@ -57,11 +57,11 @@ class RunData:
         if not end:
             return True
         candidates = [s for s in self.complete_systems if s["role"] == base]
-        posts_own = [s for s in candidates if s.get("version") in WT_TAG_TREES]
-        if len({s.get("version") for s in posts_own}) >= 2:
-            if system.get("version") not in WT_TAG_TREES:
+        trees = posts_trees(s.get("version") for s in candidates)
+        if trees:
+            if system.get("version") not in trees:
                 return False
-            candidates = posts_own
+            candidates = [s for s in candidates if s.get("version") in trees]
         releases = sorted({release_key(s.get("version")) for s in candidates})
         if len(releases) < 2:
             return False
