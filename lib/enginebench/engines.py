@@ -75,6 +75,9 @@ class WiredTigerOptions(RecordStoreOptions):
     journal_commit_ms: int | None = Field(None, ge=0)  # the journal flusher's period (3.2: 100 ms; 0: none)
     lsm_chunk_mb: int | None = Field(None, ge=1)       # LSM tables: 10 MB, or an eighth of a smaller cache
     index_prefix_compression: bool | None = None
+    # mongod's record store searches for a record before it rewrites or deletes it
+    # (WiredTigerRecordStore::updateRecord / deleteRecord at r3.2.0: search, get_value, then write).
+    read_before_write: bool = True
 
 
 class RocksDBOptions(RecordStoreOptions):
@@ -97,6 +100,11 @@ class RocksDBOptions(RecordStoreOptions):
     statistics: bool = False  # RocksDB's tickers (block cache hits, stalls, ...): MongoRocks left them off
     rate_limit_mb: int = Field(1024, ge=1)   # MongoRocks' storage.rocksdb.maxWriteMBPerSec
     config_string: str = ""                  # storage.rocksdb.configString: RocksDB's option syntax, applied last
+    # Scans as MongoRocks r3.2.0 made them: the iterator bounded at the end of the whole collection
+    # or index, a reverse scan positioned by Seek then Prev; `bounded`: at the range, SeekForPrev.
+    scans: Literal["mongorocks", "bounded"] = "mongorocks"
+    # MongoRocks' updateRecord / deleteRecord read the old record first (for its size counter).
+    read_before_write: bool = True
 
 
 # PerconaFT's releases the runner builds (tools/build_perconaft.sh; tools/perconaft.sources): the

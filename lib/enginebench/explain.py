@@ -15,6 +15,10 @@ The factors are one catalogue (FACTORS), each a param of its own:
 - checkpoint interval: 60 s / 600 s (WiredTiger's `checkpoint_s`, mongod's syncdelay);
 - journal compressor: none / snappy (WiredTiger);
 - cache size: twice the base's engine cache;
+- RocksDB scans: bounded at the collection's end and reversed by Seek then Prev, as MongoRocks
+  made them / bounded at the range with SeekForPrev (the engine's `scans`);
+- reads before writes: the record read before it is rewritten or deleted, as mongod 3.2's
+  WiredTiger record store and MongoRocks did / not (`read_before_write`);
 - storage: the params' emulated device / none (no IOPS or bandwidth cap), where the params emulate one;
 - threads: twice the base's client threads of the phase the claim reads.
 
@@ -103,6 +107,16 @@ def _cache(_params: dict, systems: list[dict]) -> list[str] | None:
                        lambda s: 2 * s["options"]["cache_size_mb"])
 
 
+def _rocksdb_scans(_params: dict, systems: list[dict]) -> list[str] | None:
+    return _per_system([s for s in systems if s["engine"] == "rocksdb"], "scans",
+                       lambda s: "bounded" if s["options"].get("scans", "mongorocks") == "mongorocks" else "mongorocks")
+
+
+def _read_before_write(_params: dict, systems: list[dict]) -> list[str] | None:
+    return _per_system([s for s in systems if s["engine"] in ("wiredtiger", "rocksdb")], "read_before_write",
+                       lambda s: str(not s["options"].get("read_before_write", True)).lower())
+
+
 def _storage(params: dict, _systems: list[dict]) -> list[str] | None:
     profile = ((params.get("resources") or {}).get("storage") or {}).get("profile", "none")
     return None if profile == "none" else ["resources.storage.profile=none"]
@@ -123,6 +137,10 @@ FACTORS = (
     Factor("insert grouping", "documents per storage transaction: 1 (MongoDB 3.0/3.2) / 64 (3.4+)", _insert_group),
     Factor("checkpoint interval", "WiredTiger's checkpoint every 60 s / 600 s", _checkpoint),
     Factor("journal compressor", "WiredTiger's journal compressor none / snappy", _journal),
+    Factor("rocksdb scans", "RocksDB's scans bounded at the collection's end, reversed by Seek then Prev (MongoRocks) "
+           "/ bounded at the range, SeekForPrev", _rocksdb_scans),
+    Factor("reads before writes", "the record read before it is rewritten or deleted (mongod 3.2, MongoRocks) / not",
+           _read_before_write),
     Factor("storage", "the emulated device / none (no IOPS or bandwidth cap)", _storage),
     Factor("cache size", "twice the engine cache", _cache),
 )

@@ -7,7 +7,10 @@
 //! "scan" one that read more; "insert" a write that fails on an existing key (a unique index,
 //! as mongod's unique-index insert checks for a duplicate), "put" one that does not, and
 //! "put-unregistered" a new record's (MongoRocks registered no write for a record id it had just
-//! allocated: insertRecord).
+//! allocated: insertRecord). A record rewritten or deleted is read first ("get" before its "put"
+//! or "delete"), as both record stores did: WiredTigerRecordStore::updateRecord / deleteRecord
+//! (mongo@r3.2.0: search, get_value, then the write) and RocksRecordStore::updateRecord /
+//! deleteRecord (mongo-rocks@r3.2.0: registerWrite, Get, then the write), for their size counters.
 mod common;
 
 use std::sync::atomic::AtomicBool;
@@ -146,11 +149,11 @@ fn update_and_delete_node_filter_on_type_so_they_seek() {
     each_engine("updnode", |f, engine| {
         let mut ctx = linkbench(f);
         assert_eq!(ops::update_node(&mut ctx, 1, 2, 6, vec![1, 2, 3]).unwrap(), 1);
-        assert_eq!(f.calls(), vec![c("seek", "index-node-_id_"), c("get", "collection-node"), c("put", "collection-node")],
+        assert_eq!(f.calls(), vec![c("seek", "index-node-_id_"), c("get", "collection-node"), c("get", "collection-node"), c("put", "collection-node")],
                    "{engine}");
         assert_eq!(ops::delete_node(&mut ctx, 1).unwrap(), 1);
         assert_eq!(f.calls(), vec![c("seek", "index-node-_id_"), c("get", "collection-node"), c("delete", "index-node-_id_"),
-                                   c("delete", "collection-node")], "{engine}");
+                                   c("get", "collection-node"), c("delete", "collection-node")], "{engine}");
     });
 }
 
@@ -427,7 +430,7 @@ fn add_link_upserts_by_link_pk_then_replaces_and_increments_its_count() {
             ("put", "index-link-id1_type"), ("put-unregistered", "collection-link"), ("commit", ""),
             ("seek", "index-count-count_pk"), ("insert", "index-count-_id_"), ("insert", "index-count-count_pk"),
             ("put-unregistered", "collection-count"), ("commit", ""),
-            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("put", "collection-count"), ("commit", ""),
+            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("get", "collection-count"), ("put", "collection-count"), ("commit", ""),
         ]), "{engine}");
     });
 }
@@ -443,10 +446,10 @@ fn update_link_of_an_existing_link_writes_only_what_changed() {
         ops::add_link(&mut ctx, Counts::LinkbenchX, &link(1, 1, 300)).unwrap();
         assert_eq!(with_commits(f), calls_of(&[
             ("seek", "index-link-link_pk"), ("get", "collection-link"), ("commit", ""),
-            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("put", "collection-count"), ("commit", ""),
-            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("put", "collection-count"), ("commit", ""),
+            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("get", "collection-count"), ("put", "collection-count"), ("commit", ""),
+            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("get", "collection-count"), ("put", "collection-count"), ("commit", ""),
             ("seek", "index-link-link_pk"), ("get", "collection-link"), ("delete", "index-link-id1_type"),
-            ("put", "index-link-id1_type"), ("put", "collection-link"), ("commit", ""),
+            ("put", "index-link-id1_type"), ("get", "collection-link"), ("put", "collection-link"), ("commit", ""),
         ]), "{engine}");
     });
 }
@@ -464,9 +467,9 @@ fn delete_link_hides_the_link_by_its_id_and_rewrites_its_count() {
         assert_eq!(with_commits(f), calls_of(&[
             ("seek", "index-link-link_pk"), ("get", "collection-link"),
             ("get", "index-link-_id_"), ("get", "collection-link"), ("delete", "index-link-id1_type"),
-            ("put", "index-link-id1_type"), ("put", "collection-link"), ("commit", ""),
-            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("put", "collection-count"), ("commit", ""),
-            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("put", "collection-count"), ("commit", ""),
+            ("put", "index-link-id1_type"), ("get", "collection-link"), ("put", "collection-link"), ("commit", ""),
+            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("get", "collection-count"), ("put", "collection-count"), ("commit", ""),
+            ("seek", "index-count-count_pk"), ("get", "collection-count"), ("get", "collection-count"), ("put", "collection-count"), ("commit", ""),
             ("seek", "index-count-count_pk"), ("get", "collection-count"), ("commit", ""),
             ("seek", "index-count-count_pk"), ("get", "collection-count"),
         ]), "{engine}");
@@ -488,13 +491,13 @@ fn sysbench_writes_are_idhack_and_move_only_the_keys_they_change() {
         f.traced.take();
         ctx.update("sb", None, &[int(1)], &Update { inc: Some(doc! {"k": 1}.into()), ..Default::default() }).unwrap();
         assert_eq!(with_commits(f), calls_of(&[("get", "index-sb-_id_"), ("get", "collection-sb"), ("delete", "index-sb-k_1"),
-                                                ("put", "index-sb-k_1"), ("put", "collection-sb"), ("commit", "")]), "{engine}");
+                                                ("put", "index-sb-k_1"), ("get", "collection-sb"), ("put", "collection-sb"), ("commit", "")]), "{engine}");
         ctx.update("sb", None, &[int(1)], &Update { set: Some(doc! {"c": "d"}.into()), ..Default::default() }).unwrap();
-        assert_eq!(with_commits(f), calls_of(&[("get", "index-sb-_id_"), ("get", "collection-sb"), ("put", "collection-sb"),
+        assert_eq!(with_commits(f), calls_of(&[("get", "index-sb-_id_"), ("get", "collection-sb"), ("get", "collection-sb"), ("put", "collection-sb"),
                                                 ("commit", "")]), "{engine}");
         ctx.delete("sb", None, &[int(1)], &Vec::new()).unwrap();
         assert_eq!(with_commits(f), calls_of(&[("get", "index-sb-_id_"), ("get", "collection-sb"), ("delete", "index-sb-_id_"),
-                                                ("delete", "index-sb-k_1"), ("delete", "collection-sb"), ("commit", "")]),
+                                                ("delete", "index-sb-k_1"), ("get", "collection-sb"), ("delete", "collection-sb"), ("commit", "")]),
                    "{engine}");
         ctx.insert_many("sb", &[doc! {"_id": 1, "k": 2, "c": "c", "pad": "p"}]).unwrap();
         assert_eq!(with_commits(f), calls_of(&[("insert", "index-sb-_id_"), ("put", "index-sb-k_1"), ("put-unregistered", "collection-sb"),

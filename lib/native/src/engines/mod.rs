@@ -41,7 +41,9 @@ pub struct RecordStoreLayout {
     /// unique index's key is its fields alone and its value the record id (mongod's).
     pub record_id_in_every_key: bool,
     /// The record store reads a record before it rewrites or deletes it, to keep its size counter
-    /// (TokuMXse's KVRecordStore::updateRecord and deleteRecord: the 3.0 API passed no old record).
+    /// (TokuMXse's KVRecordStore::updateRecord and deleteRecord: the 3.0 API passed no old record;
+    /// mongod 3.2's WiredTigerRecordStore and MongoRocks' RocksRecordStore did too, which their
+    /// engines' `read_before_write` option keeps or drops).
     pub reads_record_before_write: bool,
 }
 

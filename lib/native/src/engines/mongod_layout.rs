@@ -297,6 +297,18 @@ pub struct RocksLayout {
     pub rate_limit_mb: i64,
     /// storage.rocksdb.configString, applied last (empty in the posts' configurations).
     pub config_string: String,
+    /// How a scan meets RocksDB. "mongorocks" (r3.2.0): the iterator's upper bound is the end of
+    /// the whole collection or index (rocks_recovery_unit.cpp NewIterator and
+    /// PrefixStrippingIterator: rocksGetNextPrefix), the range's own end checked after each step
+    /// (rocks_index.cpp updatePosition), so the last step walks over whatever lies between the
+    /// range and the next live key, tombstones included; a reverse scan positions with Seek, then
+    /// Prev, or SeekToLast where Seek found nothing (rocks_index.cpp seekCursor; RocksDB 4.x had
+    /// no SeekForPrev). "bounded": the upper bound at the range's end and SeekForPrev, as
+    /// today's RocksDB allows.
+    pub scans: String,
+    /// The record store reads a record before rewriting or deleting it (RocksRecordStore::
+    /// updateRecord and deleteRecord at r3.2.0: registerWrite, then Get, for the data-size counter).
+    pub reads_before_write: bool,
 }
 
 impl Default for RocksLayout {
@@ -322,6 +334,8 @@ impl Default for RocksLayout {
             statistics: false,
             rate_limit_mb: 1024,
             config_string: String::new(),
+            scans: "mongorocks".into(),
+            reads_before_write: true,
         }
     }
 }
@@ -351,6 +365,7 @@ impl RocksLayout {
             "level_compaction_dynamic_level_bytes": self.dynamic_level_bytes,
             "optimize_filters_for_hits": self.optimize_filters_for_hits, "wal": true, "wal_sync": false,
             "statistics": self.statistics, "rate_limit_mb": self.rate_limit_mb, "config_string": self.config_string,
+            "scans": self.scans, "read_before_write": self.reads_before_write,
             "transactions": "plain DB, snapshot per transaction, writes in a WriteBatchWithIndex applied at commit, write conflicts tracked as MongoRocks' RocksTransactionEngine did",
             "layout": "one key space, 4-byte big-endian prefix per collection and index (MongoRocks)",
         })

@@ -120,6 +120,12 @@ mod ffi {
         pub fn rocksdb_pinnableslice_destroy(s: *mut rocksdb_pinnableslice_t);
         pub fn rocksdb_iter_seek(i: *mut rocksdb_iterator_t, key: *const c_char, klen: usize);
         pub fn rocksdb_iter_seek_for_prev(i: *mut rocksdb_iterator_t, key: *const c_char, klen: usize);
+        pub fn rocksdb_iter_seek_to_last(i: *mut rocksdb_iterator_t);
+        pub fn rocksdb_set_perf_level(level: c_int);
+        pub fn rocksdb_perfcontext_create() -> *mut c_void;
+        pub fn rocksdb_perfcontext_reset(context: *mut c_void);
+        pub fn rocksdb_perfcontext_metric(context: *mut c_void, metric: c_int) -> u64;
+        pub fn rocksdb_perfcontext_destroy(context: *mut c_void);
         pub fn rocksdb_iter_valid(i: *const rocksdb_iterator_t) -> c_uchar;
         pub fn rocksdb_iter_next(i: *mut rocksdb_iterator_t);
         pub fn rocksdb_iter_prev(i: *mut rocksdb_iterator_t);
@@ -199,6 +205,9 @@ pub struct RocksDb {
     settings: Value,
     closed: Mutex<bool>,
     flusher: Mutex<Option<(std::sync::Arc<std::sync::atomic::AtomicBool>, std::thread::JoinHandle<()>)>>,
+    /// Scans as MongoRocks made them (RocksLayout::scans), rather than bounded at their range.
+    mongorocks_scans: bool,
+    reads_before_write: bool,
 }
 
 // RocksDB's DB, options and caches are thread-safe; transactions stay with their thread.
@@ -228,6 +237,8 @@ impl RocksLayout {
             statistics: o.boolean("statistics")?,
             rate_limit_mb: o.int("rate_limit_mb")?,
             config_string: o.string("config_string", &[])?,
+            scans: o.string("scans", &["mongorocks", "bounded"])?,
+            reads_before_write: o.boolean("read_before_write")?,
             ..defaults
         };
         o.finish()?;
@@ -311,6 +322,8 @@ impl RocksDb {
                 settings: layout.describe(&levels),
                 closed: Mutex::new(false),
                 flusher: Mutex::new(None),
+                mongorocks_scans: layout.scans == "mongorocks",
+                reads_before_write: layout.reads_before_write,
             };
             engine.load_prefixes()?;
             if layout.journal_commit_ms > 0 {
@@ -366,6 +379,26 @@ impl RocksDb {
     }
 }
 
+/// RocksDB's perf context counts per thread (c.h: rocksdb_enable_count, and the metric's place
+/// in its enum).
+const PERF_ENABLE_COUNT: c_int = 2;
+const PERF_INTERNAL_DELETE_SKIPPED: c_int = 11;
+
+/// What `work` returns, with the deletions RocksDB's iterators stepped over on this thread while
+/// it ran (the perf context's internal_delete_skipped_count: the figure MongoRocks watched to
+/// schedule its compactions, rocks_recovery_unit.cpp PrefixStrippingIterator::endOp).
+pub fn skipped_deletions<R>(work: impl FnOnce() -> R) -> (R, u64) {
+    unsafe {
+        rocksdb_set_perf_level(PERF_ENABLE_COUNT);
+        let context = rocksdb_perfcontext_create();
+        rocksdb_perfcontext_reset(context);
+        let out = work();
+        let skipped = rocksdb_perfcontext_metric(context, PERF_INTERNAL_DELETE_SKIPPED);
+        rocksdb_perfcontext_destroy(context);
+        (out, skipped)
+    }
+}
+
 /// The iterator's current key (key=true) or value, borrowed until it moves.
 unsafe fn slice<'a>(_unused: *const c_char, it: *mut rocksdb_iterator_t, key: bool) -> &'a [u8] {
     let mut len = 0usize;
@@ -376,6 +409,9 @@ unsafe fn slice<'a>(_unused: *const c_char, it: *mut rocksdb_iterator_t, key: bo
 impl Engine for RocksDb {
     fn trims_oplog_by_key_tracker(&self) -> bool {
         true
+    }
+    fn record_store_layout(&self) -> super::RecordStoreLayout {
+        super::RecordStoreLayout { record_id_in_every_key: false, reads_record_before_write: self.reads_before_write }
     }
     fn name(&self) -> &str {
         "rocksdb"
@@ -683,19 +719,22 @@ impl Session for RocksSession {
         let prefix = self.prefix(table);
         let mut start = prefix.to_vec();
         start.extend_from_slice(low);
-        // The end of the range: prefix + high, or the next prefix (the end of this table).
+        // The table's end (the next prefix) and the range's end (prefix + high, or the table's).
+        let table_end = (u32::from_be_bytes(prefix) + 1).to_be_bytes().to_vec();
         let end = match high {
             Some(h) => {
                 let mut e = prefix.to_vec();
                 e.extend_from_slice(h);
                 e
             }
-            None => (u32::from_be_bytes(prefix) + 1).to_be_bytes().to_vec(),
+            None => table_end.clone(),
         };
+        let mongorocks = self.engine().mongorocks_scans;
+        // MongoRocks bounded every iterator at the table's end (RocksLayout::scans), so a step
+        // past the range's last key walks on to the next live key; bounded scans stop at the range.
+        let bound = if mongorocks { &table_end } else { &end };
         unsafe {
-            // As MongoRocks' iterators did: the table's end is the iterator's upper bound, so
-            // RocksDB stops at it instead of stepping over what lies beyond (tombstones included).
-            rocksdb_readoptions_set_iterate_upper_bound(self.read, end.as_ptr() as *const c_char, end.len());
+            rocksdb_readoptions_set_iterate_upper_bound(self.read, bound.as_ptr() as *const c_char, bound.len());
             let mut it = rocksdb_create_iterator(self.engine().db, self.read);
             if self.has_writes() {
                 // The transaction's own writes over the snapshot (NewIteratorWithBase); the
@@ -704,11 +743,22 @@ impl Session for RocksSession {
             }
             if !reverse {
                 rocksdb_iter_seek(it, start.as_ptr() as *const c_char, start.len());
+            } else if mongorocks {
+                // rocks_index.cpp seekCursor: Seek to the range's end, then Prev; SeekToLast (of
+                // the table: the upper bound) where Seek found nothing.
+                rocksdb_iter_seek(it, end.as_ptr() as *const c_char, end.len());
+                if rocksdb_iter_valid(it) != 0 {
+                    rocksdb_iter_prev(it);
+                } else {
+                    rocksdb_iter_seek_to_last(it);
+                }
             } else {
                 rocksdb_iter_seek_for_prev(it, end.as_ptr() as *const c_char, end.len());
-                if rocksdb_iter_valid(it) != 0 && slice(ptr::null(), it, true) >= end.as_slice() {
-                    rocksdb_iter_prev(it);
-                }
+            }
+            // The batch side of a transaction's iterator knows no bound: step back over its keys
+            // at or past the range's end (another table's writes).
+            while reverse && rocksdb_iter_valid(it) != 0 && slice(ptr::null(), it, true) >= end.as_slice() {
+                rocksdb_iter_prev(it);
             }
             while rocksdb_iter_valid(it) != 0 {
                 let key = slice(ptr::null(), it, true);

@@ -48,6 +48,9 @@ impl Engine for Traced {
     fn mmap_stand_in(&self) -> bool {
         self.inner.mmap_stand_in()
     }
+    fn record_store_layout(&self) -> super::RecordStoreLayout {
+        self.inner.record_store_layout()
+    }
     fn version(&self) -> String {
         self.inner.version()
     }

@@ -196,6 +196,9 @@ pub struct WiredTiger {
     oplog_config: String,
     index_config: String,
     metadata_config: String,
+    /// mongod's record store searches for a record before rewriting or deleting it
+    /// (WiredTigerRecordStore::updateRecord and deleteRecord at r3.2.0: search, get_value, write).
+    reads_before_write: bool,
     /// mongod's journal flusher: the log is synced every `journal_commit_ms` (see start_journal).
     flusher: Mutex<Option<(std::sync::Arc<std::sync::atomic::AtomicBool>, std::thread::JoinHandle<()>)>>,
 }
@@ -209,9 +212,9 @@ struct SendPtr(*mut Conn);
 unsafe impl Send for SendPtr {}
 
 /// The params' engine options, read and checked (an unknown key or value is an error): the
-/// layout mongod would give WiredTiger (its extensions still to find), and the journal's commit
-/// interval in milliseconds.
-fn read_options(options: &serde_json::Map<String, Value>) -> Result<(mongod_layout::WiredTigerLayout, i64)> {
+/// layout mongod would give WiredTiger (its extensions still to find), the journal's commit
+/// interval in milliseconds, and whether the record store reads a record before rewriting it.
+fn read_options(options: &serde_json::Map<String, Value>) -> Result<(mongod_layout::WiredTigerLayout, i64, bool)> {
     let o = Options::new("wiredtiger", options);
     let release = o.string("version", &[])?;
     let table_type = o.string("table_type", &["btree", "lsm"])?;
@@ -237,9 +240,10 @@ fn read_options(options: &serde_json::Map<String, Value>) -> Result<(mongod_layo
     // The server's flusher: a tagged tree's own mongod's (3.0.x and 3.1.5 had none), else 3.2's.
     let flusher = mongod_layout::MongodTree::of(&layout.release).map_or(mongod_layout::JOURNAL_COMMIT_MS, |t| t.journal_commit_ms());
     let journal_commit_ms = o.int_or_server("journal_commit_ms", flusher)?;
+    let reads_before_write = o.boolean("read_before_write")?;
     o.finish()?;
     layout.check_tree_settings().map_err(Error::other)?;
-    Ok((layout, journal_commit_ms))
+    Ok((layout, journal_commit_ms, reads_before_write))
 }
 
 /// A release that builds its compressors as extensions (Debian's) needs them loaded; one built
@@ -266,7 +270,7 @@ fn layout_settings(layout: &mongod_layout::WiredTigerLayout, journal_commit_ms: 
 
 impl WiredTiger {
     pub fn open(dir: &Path, options: &serde_json::Map<String, Value>) -> Result<Self> {
-        let (mut layout, journal_commit_ms) = read_options(options)?;
+        let (mut layout, journal_commit_ms, reads_before_write) = read_options(options)?;
         let api = load(&layout.release)?;
         layout.extensions = compressor_extensions(api, &layout.compressor);
         let conn_config = layout.connection_config();
@@ -283,6 +287,7 @@ impl WiredTiger {
         let (record_config, index_config) = (layout.record_table_config(), layout.index_table_config());
         let oplog_config = layout.oplog_table_config();
         let mut settings = layout_settings(&layout, journal_commit_ms);
+        settings["read_before_write"] = json!(reads_before_write);
         settings["release"] = json!(format!("{major}.{minor}.{patch}"));
         settings["banner"] = json!(banner);
         if mongod_layout::MongodTree::of(&layout.release).is_some() {
@@ -302,6 +307,7 @@ impl WiredTiger {
             oplog_config,
             index_config,
             metadata_config: layout.metadata_table_config(),
+            reads_before_write,
             flusher: Mutex::new(None),
         };
         if layout.journal && journal_commit_ms > 0 {
@@ -371,6 +377,9 @@ impl WiredTiger {
 impl Engine for WiredTiger {
     fn name(&self) -> &str {
         &self.name
+    }
+    fn record_store_layout(&self) -> super::RecordStoreLayout {
+        super::RecordStoreLayout { record_id_in_every_key: false, reads_record_before_write: self.reads_before_write }
     }
 
     /// The release, or a post's tree by its tag (two tags carry 2.5.3; engine_config's

@@ -144,7 +144,8 @@ impl Ctx {
     /// Writes a document's new bytes over its old ones: as the engine's own in-place update where
     /// its server had one and nothing indexed changed (TokuMXse's updateWithDamages, for a
     /// same-size update), else whole, after reading the record again where the server did
-    /// (TokuMXse's updateRecord: RecordStoreLayout::reads_record_before_write).
+    /// (updateRecord of TokuMXse, mongod 3.2's WiredTiger and MongoRocks:
+    /// RecordStoreLayout::reads_record_before_write).
     pub(super) fn rewrite_record(&mut self, coll: &Collection, rid: i64, old: &[u8], new: &[u8], indexed: bool) -> Result<()> {
         let key = keys::record_key(rid);
         if !indexed && old.len() == new.len() && self.kv.update_in_place(coll.records, &key, old, new)? {
