@@ -105,6 +105,11 @@ class RocksDBOptions(RecordStoreOptions):
     scans: Literal["mongorocks", "bounded"] = "mongorocks"
     # MongoRocks' updateRecord / deleteRecord read the old record first (for its size counter).
     read_before_write: bool = True
+    # MongoRocks' tombstone compactions: one iterator step that skipped this many deletions or more
+    # suggests its collection's or index's range for compaction, at most once per interval (none in
+    # the first); 0: none. `2015` sets MongoRocks r3.2.0's 50,000 and 600 s (settings.py).
+    tombstone_compaction_skips: int = Field(0, ge=0)
+    tombstone_compaction_interval_s: int = Field(600, ge=1)
 
 
 # PerconaFT's releases the runner builds (tools/build_perconaft.sh; tools/perconaft.sources): the

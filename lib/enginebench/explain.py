@@ -17,6 +17,8 @@ The factors are one catalogue (FACTORS), each a param of its own:
 - cache size: twice the base's engine cache;
 - RocksDB scans: bounded at the collection's end and reversed by Seek then Prev, as MongoRocks
   made them / bounded at the range with SeekForPrev (the engine's `scans`);
+- tombstone compactions: MongoRocks' compaction of a collection or index after one iterator step
+  skipped 50,000 deletions, at most every 10 minutes / none (`tombstone_compaction_skips`);
 - reads before writes: the record read before it is rewritten or deleted, as mongod 3.2's
   WiredTiger record store and MongoRocks did / not (`read_before_write`);
 - storage: the params' emulated device / none (no IOPS or bandwidth cap), where the params emulate one;
@@ -112,6 +114,11 @@ def _rocksdb_scans(_params: dict, systems: list[dict]) -> list[str] | None:
                        lambda s: "bounded" if s["options"].get("scans", "mongorocks") == "mongorocks" else "mongorocks")
 
 
+def _tombstone_compactions(_params: dict, systems: list[dict]) -> list[str] | None:
+    return _per_system([s for s in systems if s["engine"] == "rocksdb"], "tombstone_compaction_skips",
+                       lambda s: 0 if s["options"].get("tombstone_compaction_skips", 0) else 50000)
+
+
 def _read_before_write(_params: dict, systems: list[dict]) -> list[str] | None:
     return _per_system([s for s in systems if s["engine"] in ("wiredtiger", "rocksdb")], "read_before_write",
                        lambda s: str(not s["options"].get("read_before_write", True)).lower())
@@ -139,6 +146,8 @@ FACTORS = (
     Factor("journal compressor", "WiredTiger's journal compressor none / snappy", _journal),
     Factor("rocksdb scans", "RocksDB's scans bounded at the collection's end, reversed by Seek then Prev (MongoRocks) "
            "/ bounded at the range, SeekForPrev", _rocksdb_scans),
+    Factor("tombstone compactions", "MongoRocks' compaction of a collection or index after one step skipped 50,000 "
+           "deletions, at most every 10 minutes / RocksDB's own compactions only", _tombstone_compactions),
     Factor("reads before writes", "the record read before it is rewritten or deleted (mongod 3.2, MongoRocks) / not",
            _read_before_write),
     Factor("storage", "the emulated device / none (no IOPS or bandwidth cap)", _storage),

@@ -32,7 +32,8 @@ PROFILES: dict[str, dict[str, dict]] = {
                        "session_max": 20000, "eviction_threads_min": 1, "eviction_threads_max": 4,
                        "eviction_dirty_target": 80, "eviction_dirty_trigger": 95, "close_idle_time_s": 100000,
                        "unlogged_user_tables": False, "insert_group": 1},
-        "rocksdb": {"config_string": ROCKSDB_2015, "insert_group": 1},
+        "rocksdb": {"config_string": ROCKSDB_2015, "insert_group": 1, "tombstone_compaction_skips": 50000,
+                    "tombstone_compaction_interval_s": 600},
         "lmdb": {"insert_group": 1},
         # The release the system names (a post's own, in its params), with TokuMX's defaults.
         "fractal": {"checkpoint_s": 60, "log_flush_ms": 100, "cleaner_period_s": 2, "cleaner_iterations": 5,
@@ -43,7 +44,7 @@ PROFILES: dict[str, dict[str, dict]] = {
                        "session_max": 33000, "eviction_threads_min": 4, "eviction_threads_max": 4,
                        "eviction_dirty_target": None, "eviction_dirty_trigger": None, "close_idle_time_s": 600,
                        "unlogged_user_tables": "with_oplog", "insert_group": 64},
-        "rocksdb": {"config_string": "", "insert_group": 64},
+        "rocksdb": {"config_string": "", "insert_group": 64, "tombstone_compaction_skips": 0},
         "lmdb": {"insert_group": 64, "mmap_lock": "none"},
         "fractal": {"version": "tokumxse-1.0.0-rc.6", "checkpoint_s": 60, "log_flush_ms": 100, "cleaner_period_s": 2,
                     "cleaner_iterations": 5, "compression": "zlib", "page_size_kb": 4096, "read_page_size_kb": 64,
@@ -75,6 +76,13 @@ SOURCES: dict[tuple[str, str, str], str] = {
                                           "one memtable writer, no adaptive yield, L0 stop at 24, compaction by "
                                           "compensated size, no pending-compaction limits, delayed writes at 1 MB/s",
     ("2015", "rocksdb", "insert_group"): "mongod 3.2.0 batch_executor.cpp insertOne: one document per WriteUnitOfWork",
+    ("2015", "rocksdb", "tombstone_compaction_skips"): "mongo-rocks r3.2.0 rocks_compaction_scheduler.h: "
+                                                       "kSkippedDeletionsThreshold 50000 per iterator step (perf "
+                                                       "context internal_delete_skipped_count), SuggestCompactRange "
+                                                       "of the collection or index, never the oplog",
+    ("2015", "rocksdb", "tombstone_compaction_interval_s"): "mongo-rocks r3.2.0 rocks_compaction_scheduler.h: "
+                                                            "kMinCompactionIntervalMins 10, one timer per engine, "
+                                                            "started when it opens",
     ("2015", "lmdb", "insert_group"): "mongod 3.0 batch_executor.cpp insertOne: one document per WriteUnitOfWork",
     ("2015", "fractal", "checkpoint_s"): "TokuMX 1.0.4 / 2.0.1 cmdline.h checkpointPeriod 60 s (TokuMXse: --syncdelay 60)",
     ("2015", "fractal", "log_flush_ms"): "TokuMX cmdline.h logFlushPeriod 100 ms (TokuMXse tokuftEngineJournalCommitInterval 100)",
@@ -110,6 +118,8 @@ SOURCES: dict[tuple[str, str, str], str] = {
     ("today", "wiredtiger", "insert_group"): "mongod 3.4+ write_ops_exec.cpp: internalInsertMaxBatchSize 64",
     ("today", "rocksdb", "config_string"): "RocksDB 7.8.3's own defaults (no MongoDB release ships RocksDB today)",
     ("today", "rocksdb", "insert_group"): "mongod 3.4+ write_ops_exec.cpp: internalInsertMaxBatchSize 64",
+    ("today", "rocksdb", "tombstone_compaction_skips"): "no MongoDB release ships RocksDB today: RocksDB 7.8.3's own "
+                                                        "compactions only",
     ("today", "lmdb", "insert_group"): "mongod 3.4+ write_ops_exec.cpp: internalInsertMaxBatchSize 64",
     ("today", "lmdb", "mmap_lock"): "MMAPv1 is gone (removed in 4.2): LMDB's own concurrency",
 }

@@ -19,14 +19,18 @@ fn key(i: usize) -> Vec<u8> {
 /// An index table with LIVE keys, then DELETED keys written and deleted after them (their
 /// tombstones still in the memtable), and a second table after it.
 fn store(scans: &str) -> (common::TempDir, std::sync::Arc<dyn Engine>, Table, Table) {
-    let dir = common::TempDir::new(&format!("rocksdb-scans-{scans}"));
-    let mut options = common::full_options("rocksdb", &format!(r#"{{"cache_size_mb": 16, "scans": "{scans}"}}"#));
+    store_of("index-a", &format!(r#"{{"cache_size_mb": 16, "scans": "{scans}"}}"#))
+}
+
+fn store_of(name: &str, options: &str) -> (common::TempDir, std::sync::Arc<dyn Engine>, Table, Table) {
+    let dir = common::TempDir::new("rocksdb-scans");
+    let mut options = common::full_options("rocksdb", options);
     // The engine's own options: the record store's (run::open_store takes them) go.
     for store_option in ["insert_group", "oplog", "oplog_size_mb"] {
         options.remove(store_option);
     }
     let engine = engines::open("rocksdb", &dir.0, &options).unwrap();
-    let (table, next) = (engine.table("index-a", TableKind::Index).unwrap(), engine.table("index-b", TableKind::Index).unwrap());
+    let (table, next) = (engine.table(name, TableKind::Index).unwrap(), engine.table("index-z", TableKind::Index).unwrap());
     let mut s = engine.session().unwrap();
     s.begin(true).unwrap();
     for i in 0..LIVE + DELETED {
@@ -111,4 +115,40 @@ fn a_reverse_scan_inside_a_writing_transaction_keeps_to_its_range() {
         s.rollback();
         engine.close().unwrap();
     }
+}
+
+fn compactions(engine: &dyn Engine) -> i64 {
+    engine.stats().into_iter().find(|(name, _)| name == "mongorocks.tombstone_compactions").map(|(_, n)| n).unwrap()
+}
+
+#[test]
+fn a_step_over_enough_deletions_suggests_one_compaction_per_interval() {
+    // rocks_compaction_scheduler.cpp at r3.2.0: a step that skipped kSkippedDeletionsThreshold
+    // deletions or more reports its prefix; one engine-wide timer, started at open, lets one
+    // SuggestCompactRange through per kMinCompactionIntervalMins. Here 500 deletions and 1 s.
+    let options = r#"{"cache_size_mb": 16, "tombstone_compaction_skips": 500, "tombstone_compaction_interval_s": 1}"#;
+    let (_dir, engine, table, _) = store_of("index-a", options);
+    let mut s = engine.session().unwrap();
+    s.begin(false).unwrap();
+    scan(s.as_mut(), table, false);
+    assert_eq!(compactions(engine.as_ref()), 0, "none in the first interval after the engine opened");
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    scan(s.as_mut(), table, false);
+    assert_eq!(compactions(engine.as_ref()), 1);
+    scan(s.as_mut(), table, true);
+    assert_eq!(compactions(engine.as_ref()), 1, "at most one per interval");
+    s.commit().unwrap();
+    drop(s);
+    engine.close().unwrap();
+
+    // The oplog's deletions never ask for one (NewIterator passes no scheduler for the oplog).
+    let (_dir, engine, oplog, _) = store_of("collection-oplog.rs", options);
+    let mut s = engine.session().unwrap();
+    s.begin(false).unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    scan(s.as_mut(), oplog, false);
+    assert_eq!(compactions(engine.as_ref()), 0);
+    s.commit().unwrap();
+    drop(s);
+    engine.close().unwrap();
 }

@@ -309,6 +309,13 @@ pub struct RocksLayout {
     /// The record store reads a record before rewriting or deleting it (RocksRecordStore::
     /// updateRecord and deleteRecord at r3.2.0: registerWrite, then Get, for the data-size counter).
     pub reads_before_write: bool,
+    /// MongoRocks' tombstone compactions (rocks_compaction_scheduler.h/.cpp at r3.2.0): when one
+    /// iterator step skipped this many deletions or more (the perf context's
+    /// internal_delete_skipped_count; 50,000 there), SuggestCompactRange over that collection or
+    /// index, at most once per interval for the whole engine and none in the first interval after
+    /// it opened (600 s there); never for the oplog. 0: none (RocksDB's own compactions only).
+    pub tombstone_compaction_skips: i64,
+    pub tombstone_compaction_interval_s: i64,
 }
 
 impl Default for RocksLayout {
@@ -336,6 +343,8 @@ impl Default for RocksLayout {
             config_string: String::new(),
             scans: "mongorocks".into(),
             reads_before_write: true,
+            tombstone_compaction_skips: 50_000,
+            tombstone_compaction_interval_s: 600,
         }
     }
 }
@@ -366,6 +375,8 @@ impl RocksLayout {
             "optimize_filters_for_hits": self.optimize_filters_for_hits, "wal": true, "wal_sync": false,
             "statistics": self.statistics, "rate_limit_mb": self.rate_limit_mb, "config_string": self.config_string,
             "scans": self.scans, "read_before_write": self.reads_before_write,
+            "tombstone_compaction_skips": self.tombstone_compaction_skips,
+            "tombstone_compaction_interval_s": self.tombstone_compaction_interval_s,
             "transactions": "plain DB, snapshot per transaction, writes in a WriteBatchWithIndex applied at commit, write conflicts tracked as MongoRocks' RocksTransactionEngine did",
             "layout": "one key space, 4-byte big-endian prefix per collection and index (MongoRocks)",
         })

@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::rocks_conflicts::{ConflictTracker, Transaction};
 use super::{Engine, Options, Session, Table, TableKind, Visit};
 use crate::error::{Error, Result};
-use crate::engines::mongod_layout::RocksLayout;
+use crate::engines::mongod_layout::{RocksLayout, OPLOG_TABLE};
 
 #[allow(non_camel_case_types)]
 mod ffi {
@@ -208,6 +208,18 @@ pub struct RocksDb {
     /// Scans as MongoRocks made them (RocksLayout::scans), rather than bounded at their range.
     mongorocks_scans: bool,
     reads_before_write: bool,
+    tombstones: Option<TombstoneCompactions>,
+    /// The oplog's prefix once its table exists (its scans never ask for a compaction).
+    oplog_prefix: Mutex<Option<[u8; 4]>>,
+}
+
+/// MongoRocks' RocksCompactionScheduler (RocksLayout::tombstone_compaction_skips): one timer for
+/// the whole engine, started when it opens.
+struct TombstoneCompactions {
+    skips: u64,
+    interval: std::time::Duration,
+    last: Mutex<std::time::Instant>,
+    suggested: std::sync::atomic::AtomicI64,
 }
 
 // RocksDB's DB, options and caches are thread-safe; transactions stay with their thread.
@@ -239,6 +251,8 @@ impl RocksLayout {
             config_string: o.string("config_string", &[])?,
             scans: o.string("scans", &["mongorocks", "bounded"])?,
             reads_before_write: o.boolean("read_before_write")?,
+            tombstone_compaction_skips: o.int("tombstone_compaction_skips")?,
+            tombstone_compaction_interval_s: o.int("tombstone_compaction_interval_s")?,
             ..defaults
         };
         o.finish()?;
@@ -324,6 +338,13 @@ impl RocksDb {
                 flusher: Mutex::new(None),
                 mongorocks_scans: layout.scans == "mongorocks",
                 reads_before_write: layout.reads_before_write,
+                tombstones: (layout.tombstone_compaction_skips > 0).then(|| TombstoneCompactions {
+                    skips: layout.tombstone_compaction_skips as u64,
+                    interval: std::time::Duration::from_secs(layout.tombstone_compaction_interval_s as u64),
+                    last: Mutex::new(std::time::Instant::now()),
+                    suggested: Default::default(),
+                }),
+                oplog_prefix: Mutex::new(None),
             };
             engine.load_prefixes()?;
             if layout.journal_commit_ms > 0 {
@@ -374,8 +395,35 @@ impl RocksDb {
             rocksdb_iter_destroy(it);
             rocksdb_readoptions_destroy(read);
         }
+        *self.oplog_prefix.lock().unwrap() = found.iter().find(|(n, _)| n == OPLOG_TABLE).map(|(_, p)| *p);
         *self.prefixes.lock().unwrap() = found;
         Ok(())
+    }
+
+    /// One iterator step skipped `skipped` deletions in the table of `prefix`: at or above the
+    /// threshold, and if the engine-wide interval has passed, the whole table's range is
+    /// suggested for compaction (rocks_compaction_scheduler.cpp reportSkippedDeletionsAboveThreshold;
+    /// its errors ignored there and here).
+    fn skipped_deletions_in(&self, prefix: [u8; 4], skipped: u64) {
+        let Some(t) = &self.tombstones else { return };
+        if skipped < t.skips || *self.oplog_prefix.lock().unwrap() == Some(prefix) {
+            return;
+        }
+        {
+            let mut last = t.last.lock().unwrap();
+            if last.elapsed() < t.interval {
+                return;
+            }
+            *last = std::time::Instant::now();
+        }
+        let end = (u32::from_be_bytes(prefix) + 1).to_be_bytes();
+        let mut err: *mut c_char = ptr::null_mut();
+        unsafe {
+            rocksdb_suggest_compact_range(self.db, prefix.as_ptr() as *const c_char, 4, end.as_ptr() as *const c_char,
+                                          4, &mut err);
+        }
+        let _ = take_error(err, "RocksDB suggest_compact_range");
+        t.suggested.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -440,6 +488,9 @@ impl Engine for RocksDb {
                         prefix.as_ptr() as *const c_char, 4, &mut err);
         }
         take_error(err, "RocksDB could not record a table prefix")?;
+        if name == OPLOG_TABLE {
+            *self.oplog_prefix.lock().unwrap() = Some(prefix);
+        }
         prefixes.push((name.to_string(), prefix));
         Ok(Table(prefixes.len() - 1))
     }
@@ -455,11 +506,15 @@ impl Engine for RocksDb {
             writing: false,
             prefixes: self.prefixes.lock().unwrap().iter().map(|(_, p)| *p).collect(),
             key: Vec::with_capacity(64),
+            perf: ptr::null_mut(),
         }))
     }
 
     fn stats(&self) -> Vec<(String, i64)> {
         let mut out = Vec::new();
+        if let Some(t) = &self.tombstones {
+            out.push(("mongorocks.tombstone_compactions".to_string(), t.suggested.load(std::sync::atomic::Ordering::Relaxed)));
+        }
         for name in RocksLayout::INT_PROPERTIES {
             let cname = CString::new(*name).unwrap();
             let mut value = 0u64;
@@ -527,11 +582,26 @@ struct RocksSession {
     writing: bool,
     prefixes: Vec<[u8; 4]>,
     key: Vec<u8>,
+    /// This thread's RocksDB perf context, once a scan watches the deletions it skips.
+    perf: *mut c_void,
 }
 
 impl RocksSession {
     fn engine(&self) -> &RocksDb {
         unsafe { &*self.engine }
+    }
+
+    /// This thread's perf context, counting from now on (MongoRocks turned counting on for a
+    /// thread at its first iterator step: PrefixStrippingIterator::startOp), where tombstone
+    /// compactions are on; null otherwise.
+    fn skip_counter(&mut self) -> *mut c_void {
+        if self.engine().tombstones.is_some() && self.perf.is_null() {
+            unsafe {
+                rocksdb_set_perf_level(PERF_ENABLE_COUNT);
+                self.perf = rocksdb_perfcontext_create();
+            }
+        }
+        self.perf
     }
 
     fn prefix(&mut self, table: Table) -> [u8; 4] {
@@ -730,6 +800,17 @@ impl Session for RocksSession {
             None => table_end.clone(),
         };
         let mongorocks = self.engine().mongorocks_scans;
+        // Each iterator step's skipped deletions, for MongoRocks' tombstone compactions.
+        let perf = self.skip_counter();
+        let skipped = || if perf.is_null() { 0 } else { unsafe { rocksdb_perfcontext_metric(perf, PERF_INTERNAL_DELETE_SKIPPED) } };
+        let mut counted = skipped();
+        let mut stepped = |engine: &RocksDb| {
+            if !perf.is_null() {
+                let now = skipped();
+                engine.skipped_deletions_in(prefix, now.saturating_sub(counted));
+                counted = now;
+            }
+        };
         // MongoRocks bounded every iterator at the table's end (RocksLayout::scans), so a step
         // past the range's last key walks on to the next live key; bounded scans stop at the range.
         let bound = if mongorocks { &table_end } else { &end };
@@ -747,6 +828,7 @@ impl Session for RocksSession {
                 // rocks_index.cpp seekCursor: Seek to the range's end, then Prev; SeekToLast (of
                 // the table: the upper bound) where Seek found nothing.
                 rocksdb_iter_seek(it, end.as_ptr() as *const c_char, end.len());
+                stepped(self.engine());
                 if rocksdb_iter_valid(it) != 0 {
                     rocksdb_iter_prev(it);
                 } else {
@@ -755,6 +837,7 @@ impl Session for RocksSession {
             } else {
                 rocksdb_iter_seek_for_prev(it, end.as_ptr() as *const c_char, end.len());
             }
+            stepped(self.engine());
             // The batch side of a transaction's iterator knows no bound: step back over its keys
             // at or past the range's end (another table's writes).
             while reverse && rocksdb_iter_valid(it) != 0 && slice(ptr::null(), it, true) >= end.as_slice() {
@@ -769,6 +852,7 @@ impl Session for RocksSession {
                     break;
                 }
                 if reverse { rocksdb_iter_prev(it) } else { rocksdb_iter_next(it) }
+                stepped(self.engine());
             }
             let mut err: *mut c_char = ptr::null_mut();
             rocksdb_iter_get_error(it, &mut err);
@@ -785,6 +869,9 @@ impl Drop for RocksSession {
         unsafe {
             rocksdb_writebatch_wi_destroy(self.batch);
             rocksdb_readoptions_destroy(self.read);
+            if !self.perf.is_null() {
+                rocksdb_perfcontext_destroy(self.perf);
+            }
         }
     }
 }
