@@ -110,6 +110,10 @@ class RocksDBOptions(RecordStoreOptions):
     # the first); 0: none. `2015` sets MongoRocks r3.2.0's 50,000 and 600 s (settings.py).
     tombstone_compaction_skips: int = Field(0, ge=0)
     tombstone_compaction_interval_s: int = Field(600, ge=1)
+    # MongoRocks' soft_rate_limit (2.5 at r3.2.0): writes delayed to delayed_write_rate while a level
+    # below L0 holds more than this many times its target (RocksDB 4.x's rule, kept by the runner
+    # over 7.8's own delay: lib/native/src/engines/rocks_throttle.rs); 0: none. `2015` sets 2.5.
+    soft_rate_limit: float = Field(0, ge=0)
 
 
 # PerconaFT's releases the runner builds (tools/build_perconaft.sh; tools/perconaft.sources): the

@@ -17,6 +17,7 @@ The factors are one catalogue (FACTORS), each a param of its own:
 - cache size: twice the base's engine cache;
 - RocksDB scans: bounded at the collection's end and reversed by Seek then Prev, as MongoRocks
   made them / bounded at the range with SeekForPrev (the engine's `scans`);
+- write throttle: MongoRocks' soft_rate_limit 2.5 / none (RocksDB's `soft_rate_limit`);
 - tombstone compactions: MongoRocks' compaction of a collection or index after one iterator step
   skipped 50,000 deletions, at most every 10 minutes / none (`tombstone_compaction_skips`);
 - reads before writes: the record read before it is rewritten or deleted, as mongod 3.2's
@@ -114,6 +115,11 @@ def _rocksdb_scans(_params: dict, systems: list[dict]) -> list[str] | None:
                        lambda s: "bounded" if s["options"].get("scans", "mongorocks") == "mongorocks" else "mongorocks")
 
 
+def _write_throttle(_params: dict, systems: list[dict]) -> list[str] | None:
+    return _per_system([s for s in systems if s["engine"] == "rocksdb"], "soft_rate_limit",
+                       lambda s: 0 if s["options"].get("soft_rate_limit", 0) else 2.5)
+
+
 def _tombstone_compactions(_params: dict, systems: list[dict]) -> list[str] | None:
     return _per_system([s for s in systems if s["engine"] == "rocksdb"], "tombstone_compaction_skips",
                        lambda s: 0 if s["options"].get("tombstone_compaction_skips", 0) else 50000)
@@ -146,6 +152,8 @@ FACTORS = (
     Factor("journal compressor", "WiredTiger's journal compressor none / snappy", _journal),
     Factor("rocksdb scans", "RocksDB's scans bounded at the collection's end, reversed by Seek then Prev (MongoRocks) "
            "/ bounded at the range, SeekForPrev", _rocksdb_scans),
+    Factor("write throttle", "MongoRocks' soft_rate_limit 2.5 (writes delayed while a level below L0 holds 2.5x "
+           "its target) / none", _write_throttle),
     Factor("tombstone compactions", "MongoRocks' compaction of a collection or index after one step skipped 50,000 "
            "deletions, at most every 10 minutes / RocksDB's own compactions only", _tombstone_compactions),
     Factor("reads before writes", "the record read before it is rewritten or deleted (mongod 3.2, MongoRocks) / not",

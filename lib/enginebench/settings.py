@@ -33,7 +33,7 @@ PROFILES: dict[str, dict[str, dict]] = {
                        "eviction_dirty_target": 80, "eviction_dirty_trigger": 95, "close_idle_time_s": 100000,
                        "unlogged_user_tables": False, "insert_group": 1},
         "rocksdb": {"config_string": ROCKSDB_2015, "insert_group": 1, "tombstone_compaction_skips": 50000,
-                    "tombstone_compaction_interval_s": 600},
+                    "tombstone_compaction_interval_s": 600, "soft_rate_limit": 2.5},
         "lmdb": {"insert_group": 1},
         # The release the system names (a post's own, in its params), with TokuMX's defaults.
         "fractal": {"checkpoint_s": 60, "log_flush_ms": 100, "cleaner_period_s": 2, "cleaner_iterations": 5,
@@ -44,7 +44,7 @@ PROFILES: dict[str, dict[str, dict]] = {
                        "session_max": 33000, "eviction_threads_min": 4, "eviction_threads_max": 4,
                        "eviction_dirty_target": None, "eviction_dirty_trigger": None, "close_idle_time_s": 600,
                        "unlogged_user_tables": "with_oplog", "insert_group": 64},
-        "rocksdb": {"config_string": "", "insert_group": 64, "tombstone_compaction_skips": 0},
+        "rocksdb": {"config_string": "", "insert_group": 64, "tombstone_compaction_skips": 0, "soft_rate_limit": 0},
         "lmdb": {"insert_group": 64, "mmap_lock": "none"},
         "fractal": {"version": "tokumxse-1.0.0-rc.6", "checkpoint_s": 60, "log_flush_ms": 100, "cleaner_period_s": 2,
                     "cleaner_iterations": 5, "compression": "zlib", "page_size_kb": 4096, "read_page_size_kb": 64,
@@ -80,6 +80,9 @@ SOURCES: dict[tuple[str, str, str], str] = {
                                                        "kSkippedDeletionsThreshold 50000 per iterator step (perf "
                                                        "context internal_delete_skipped_count), SuggestCompactRange "
                                                        "of the collection or index, never the oplog",
+    ("2015", "rocksdb", "soft_rate_limit"): "mongo-rocks r3.2.0 rocks_engine.cpp: soft_rate_limit = 2.5; RocksDB 4.1-4.3 "
+                                            "column_family.cc delays writes to delayed_write_rate while a level below "
+                                            "L0 scores over it; kept by the runner over 7.8's own delay (rocks_throttle.rs)",
     ("2015", "rocksdb", "tombstone_compaction_interval_s"): "mongo-rocks r3.2.0 rocks_compaction_scheduler.h: "
                                                             "kMinCompactionIntervalMins 10, one timer per engine, "
                                                             "started when it opens",
@@ -118,6 +121,8 @@ SOURCES: dict[tuple[str, str, str], str] = {
     ("today", "wiredtiger", "insert_group"): "mongod 3.4+ write_ops_exec.cpp: internalInsertMaxBatchSize 64",
     ("today", "rocksdb", "config_string"): "RocksDB 7.8.3's own defaults (no MongoDB release ships RocksDB today)",
     ("today", "rocksdb", "insert_group"): "mongod 3.4+ write_ops_exec.cpp: internalInsertMaxBatchSize 64",
+    ("today", "rocksdb", "soft_rate_limit"): "RocksDB 7.8.3 has no soft_rate_limit (its pending-compaction-bytes "
+                                             "delay, at its own defaults, is what stalls it)",
     ("today", "rocksdb", "tombstone_compaction_skips"): "no MongoDB release ships RocksDB today: RocksDB 7.8.3's own "
                                                         "compactions only",
     ("today", "lmdb", "insert_group"): "mongod 3.4+ write_ops_exec.cpp: internalInsertMaxBatchSize 64",

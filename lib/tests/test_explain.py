@@ -14,7 +14,8 @@ def test_each_variant_differs_from_the_base_in_one_named_factor():
     assert [s["label"] for s in systems] == ["wt.op1", "rx.op1"]  # the query phase's systems, with the oplog
     by_factor = {v.factor: v.sets for v in variants}
     assert list(by_factor) == ["base", "settings", "release", "insert grouping", "checkpoint interval",
-                               "journal compressor", "rocksdb scans", "tombstone compactions", "reads before writes",
+                               "journal compressor", "rocksdb scans", "write throttle", "tombstone compactions",
+                               "reads before writes",
                                "threads", "cache size"]
     assert by_factor["base"] == []
     # The post's own settings (syncPeriodSecs 600, journalCompressor none) are the base's.
@@ -25,6 +26,7 @@ def test_each_variant_differs_from_the_base_in_one_named_factor():
     # MongoRocks' scans against scans bounded at their range; the reads mongod 3.2 made before a write.
     assert by_factor["rocksdb scans"] == ["systems[rx.op1].options.scans=bounded"]
     assert by_factor["tombstone compactions"] == ["systems[rx.op1].options.tombstone_compaction_skips=0"]
+    assert by_factor["write throttle"] == ["systems[rx.op1].options.soft_rate_limit=0"]
     assert by_factor["reads before writes"] == ["systems[wt.op1].options.read_before_write=false",
                                                 "systems[rx.op1].options.read_before_write=false"]
     # A variant runs only the systems its factor changes; the others are read from the base's run.

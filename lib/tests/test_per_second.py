@@ -54,3 +54,25 @@ def test_a_stalled_second_is_found_and_a_slowing_load_is_not():
     assert per_second.dips(calm).is_empty() and "hide no stall" in per_second.sentence(calm, per_second.dips(calm))
     old = RunData(None, calm.manifest, pl.DataFrame(), pl.DataFrame(), pl.DataFrame())
     assert "no per-second rates" in per_second.sentence(old, per_second.dips(old))
+
+
+def test_the_intervals_rocksdb_held_writes_back_are_listed():
+    # The engine's counters as the runner samples them at each interval's end: the soft_rate_limit's
+    # delay is cumulative (its increase is the interval's), RocksDB's delayed rate and stop are
+    # what they read then.
+    rows = [{"system": "rx", "phase": "load", "interval": i, "t_start": 10.0 * i, "t_end": 10.0 * (i + 1),
+             "engine.mongorocks.soft_rate_limit_delayed_ms": ms, "engine.rocksdb.actual-delayed-write-rate": rate,
+             "engine.rocksdb.is-write-stopped": 0}
+            for i, (ms, rate) in enumerate([(0, 0), (0, 0), (2500, 1048576), (2500, 0), (4000, 0)])]
+    rows.append({**rows[0], "system": "wt"})
+    manifest = {"params": {"systems": [{"label": "rx", "engine": "rocksdb"}, {"label": "wt", "engine": "wiredtiger"}]},
+                "systems": {}}
+    run = RunData(None, manifest, pl.DataFrame(rows), pl.DataFrame(), pl.DataFrame())
+    held = per_second.throttled(run)
+    assert held["interval ending at (s into the phase)"].to_list() == [30, 50]
+    assert held["soft_rate_limit delay, s"].to_list() == [2.5, 1.5]
+    assert held["RocksDB's delayed write rate, KB/s"].to_list() == [1024, 0]
+    assert "held writes back" in per_second.throttle_sentence(run, held)
+    calm = RunData(None, manifest, pl.DataFrame(rows[:2]), pl.DataFrame(), pl.DataFrame())
+    assert per_second.throttled(calm).is_empty()
+    assert "held no write back" in per_second.throttle_sentence(calm, per_second.throttled(calm))

@@ -1,5 +1,6 @@
 """An engine's own counters over each phase, as the runner sampled them at every interval (the
-intervals table's `engine.<counter>` columns).
+intervals table's `engine.<counter>` columns). For RocksDB, what MongoRocks did beyond RocksDB
+itself: when its write throttle delayed writes, and its tombstone compactions.
 
 For the fractal tree, from PerconaFT's engine status (ft/cachetable.cc, ft/checkpoint.cc,
 ft/ft-ops.cc, the logger and the locktree): the cache's limit and the most of it in use, its
@@ -31,7 +32,16 @@ FRACTAL = (
     ("lock waits", ("ft.LTM_WAIT_COUNT",), "delta", 1),
     ("lock timeouts", ("ft.LTM_TIMEOUT_COUNT",), "delta", 1),
 )
-ENGINES = {"fractal": FRACTAL}
+# MongoRocks' own behaviours the runner keeps (lib/native/src/engines/rocks_throttle.rs and
+# rocksdb.rs): its soft_rate_limit's write delays, the highest level score it read, its
+# tombstone compactions. A run made without them (settings `today`) leaves them empty.
+ROCKSDB = (
+    ("write delays begun (soft_rate_limit)", ("mongorocks.soft_rate_limit_delays",), "delta", 1),
+    ("writes delayed, s", ("mongorocks.soft_rate_limit_delayed_ms",), "delta", 1000),
+    ("highest level score", ("mongorocks.max_level_score_x100",), "max", 100),
+    ("tombstone compactions", ("mongorocks.tombstone_compactions",), "delta", 1),
+)
+ENGINES = {"fractal": FRACTAL, "rocksdb": ROCKSDB}
 
 
 def _series(rows: pl.DataFrame, counters: tuple[str, ...]) -> list[float | None]:

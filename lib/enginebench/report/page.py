@@ -83,14 +83,25 @@ def show_per_second(run: RunData) -> None:
     if not found.is_empty():
         display(HTML(html.table(found, "Seconds that dipped, per system and phase")))
         display(Image(charts.to_png(per_second.chart(run, found))))
+    held = per_second.throttled(run)
+    said = per_second.throttle_sentence(run, held)
+    if said:
+        display(Markdown(said))
+    if not held.is_empty():
+        display(HTML(html.table(held, "When RocksDB held writes back, per interval")))
 
 
 def show_engine_counters(run: RunData) -> None:
-    """The fractal tree's own counters per phase (report/engine_counters.py), where it ran."""
+    """The fractal tree's own counters per phase (report/engine_counters.py), where it ran, and
+    MongoRocks' throttle and tombstone compactions where RocksDB ran with them."""
     from . import engine_counters
     table = engine_counters.table(run, "fractal")
     if not table.is_empty():
         display(HTML(html.table(table, "The fractal tree's own counters, per phase (PerconaFT's engine status)")))
+    table = engine_counters.table(run, "rocksdb")
+    counted = table.drop("system", "phase") if not table.is_empty() else table
+    if not counted.is_empty() and any(counted[c].null_count() < counted.height for c in counted.columns):
+        display(HTML(html.table(table, "MongoRocks' write throttle and tombstone compactions, per phase")))
 
 
 def show_provenance(run: RunData) -> None:

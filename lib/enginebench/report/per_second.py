@@ -1,4 +1,4 @@
-"""The per-second rate, where a stall hides.
+"""The per-second rate, where a stall hides, and when RocksDB held writes back.
 
 An interval's rate averages its 20 seconds, so a stall of a second or two, when the engine
 stopped answering every thread at once (the LinkBench post's comments discuss exactly these),
@@ -6,6 +6,10 @@ barely moves it. The runner also counts each interval per tick (a second when th
 whole seconds), by the same rule as the interval's rate (results/tables.py tick_rows). A second
 is a dip when its rate fell below DIP of its own interval's median second: measured against its
 neighbours, a load that slows as it grows is not taken for a stall.
+
+RocksDB delays writes by itself (its L0, memtable and pending-compaction rules) and, under
+`2015`, while MongoRocks' soft_rate_limit held (lib/native/src/engines/rocks_throttle.rs): the
+intervals in which either happened are listed with what the engine's counters read.
 """
 from __future__ import annotations
 
@@ -80,3 +84,40 @@ def chart(run: RunData, found: pl.DataFrame) -> alt.Chart:
                     tooltip=["system:N", "phase:N", alt.Tooltip("ops_per_s:Q", format=",.0f")])
             .resolve_scale(y="independent")
             .properties(width=560, height=160))
+
+
+DELAYED_MS = "engine.mongorocks.soft_rate_limit_delayed_ms"
+DELAYED_RATE = "engine.rocksdb.actual-delayed-write-rate"
+STOPPED = "engine.rocksdb.is-write-stopped"
+
+
+def throttled(run: RunData) -> pl.DataFrame:
+    """The RocksDB intervals in which writes were held back: by MongoRocks' soft_rate_limit (its
+    seconds of delay in the interval), by RocksDB's own delay (its delayed write rate at the
+    interval's end) or by a stop."""
+    rows = run.intervals
+    labels = [s["label"] for s in run.systems if s["engine"] == "rocksdb"]
+    if rows.is_empty() or not labels or not any(c in rows.columns for c in (DELAYED_MS, DELAYED_RATE, STOPPED)):
+        return pl.DataFrame()
+    def column(name: str) -> pl.Expr:
+        return pl.col(name).cast(pl.Float64) if name in rows.columns else pl.lit(None, dtype=pl.Float64)
+    out = (rows.filter(pl.col("system").is_in(labels)).sort("system", "t_end")
+           .with_columns((column(DELAYED_MS) - column(DELAYED_MS).shift(1).over("system").fill_null(0)).alias("delayed_ms"),
+                         (pl.col("t_end") - pl.col("t_start").min().over("system", "phase")).alias("into_phase"))
+           .filter((pl.col("delayed_ms") > 0) | (column(DELAYED_RATE) > 0) | (column(STOPPED) > 0)))
+    if out.is_empty():
+        return pl.DataFrame()
+    return out.select("system", "phase", pl.col("into_phase").round(0).alias("interval ending at (s into the phase)"),
+                      (pl.col("delayed_ms") / 1000).round(1).alias("soft_rate_limit delay, s"),
+                      (column(DELAYED_RATE) / 1024).round(0).alias("RocksDB's delayed write rate, KB/s"),
+                      column(STOPPED).alias("writes stopped"))
+
+
+def throttle_sentence(run: RunData, found: pl.DataFrame) -> str:
+    if not any(s["engine"] == "rocksdb" for s in run.systems):
+        return ""
+    if found.is_empty():
+        return ("RocksDB held no write back in any interval: neither its own delay nor a stop, nor MongoRocks' "
+                "soft_rate_limit where it ran.")
+    return ("Intervals in which RocksDB held writes back: the seconds MongoRocks' soft_rate_limit delayed them "
+            "(under `2015`), RocksDB's own delayed write rate at the interval's end, and whether writes stopped.")

@@ -14,6 +14,7 @@
 //! write-conflict tracker and the call recorder the tests use.
 pub mod mongod_layout;
 mod rocks_conflicts;
+mod rocks_throttle;
 pub mod traced;
 
 use std::sync::Arc;
@@ -255,6 +256,10 @@ impl<'a> Options<'a> {
     /// A flag the params may leave unset (null): then the server's setting, `server`.
     pub fn boolean_or_server(&self, key: &'static str, server: bool) -> Result<bool> {
         Ok(self.raw(key).map(|v| self.as_bool(key, v)).transpose()?.unwrap_or(server))
+    }
+    pub fn float(&self, key: &'static str) -> Result<f64> {
+        let v = self.required(key)?;
+        v.as_f64().ok_or_else(|| Error::other(format!("{}: option {key} must be a number (got {v})", self.engine)))
     }
     pub fn string(&self, key: &'static str, allowed: &[&str]) -> Result<String> {
         let v = self.required(key)?;

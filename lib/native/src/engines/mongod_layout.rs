@@ -316,6 +316,10 @@ pub struct RocksLayout {
     /// it opened (600 s there); never for the oplog. 0: none (RocksDB's own compactions only).
     pub tombstone_compaction_skips: i64,
     pub tombstone_compaction_interval_s: i64,
+    /// soft_rate_limit = 2.5 (r3.2.0): writes delayed while a level below L0 holds more than 2.5
+    /// times its target (RocksDB 4.x); RocksDB 7.8 has no such option, so the runner keeps the
+    /// rule (engines/rocks_throttle.rs). 0: none.
+    pub soft_rate_limit: f64,
 }
 
 impl Default for RocksLayout {
@@ -345,6 +349,7 @@ impl Default for RocksLayout {
             reads_before_write: true,
             tombstone_compaction_skips: 50_000,
             tombstone_compaction_interval_s: 600,
+            soft_rate_limit: 2.5,
         }
     }
 }
@@ -377,6 +382,7 @@ impl RocksLayout {
             "scans": self.scans, "read_before_write": self.reads_before_write,
             "tombstone_compaction_skips": self.tombstone_compaction_skips,
             "tombstone_compaction_interval_s": self.tombstone_compaction_interval_s,
+            "soft_rate_limit": self.soft_rate_limit,
             "transactions": "plain DB, snapshot per transaction, writes in a WriteBatchWithIndex applied at commit, write conflicts tracked as MongoRocks' RocksTransactionEngine did",
             "layout": "one key space, 4-byte big-endian prefix per collection and index (MongoRocks)",
         })

@@ -121,6 +121,9 @@ mod ffi {
         pub fn rocksdb_iter_seek(i: *mut rocksdb_iterator_t, key: *const c_char, klen: usize);
         pub fn rocksdb_iter_seek_for_prev(i: *mut rocksdb_iterator_t, key: *const c_char, klen: usize);
         pub fn rocksdb_iter_seek_to_last(i: *mut rocksdb_iterator_t);
+        pub fn rocksdb_property_value(db: *mut rocksdb_t, name: *const c_char) -> *mut c_char;
+        pub fn rocksdb_set_options(db: *mut rocksdb_t, count: c_int, keys: *const *const c_char,
+                                   values: *const *const c_char, err: *mut *mut c_char);
         pub fn rocksdb_set_perf_level(level: c_int);
         pub fn rocksdb_perfcontext_create() -> *mut c_void;
         pub fn rocksdb_perfcontext_reset(context: *mut c_void);
@@ -211,6 +214,8 @@ pub struct RocksDb {
     tombstones: Option<TombstoneCompactions>,
     /// The oplog's prefix once its table exists (its scans never ask for a compaction).
     oplog_prefix: Mutex<Option<[u8; 4]>>,
+    /// MongoRocks' soft_rate_limit, kept by the runner (rocks_throttle.rs), where set.
+    throttle: Mutex<Option<super::rocks_throttle::Poller>>,
 }
 
 /// MongoRocks' RocksCompactionScheduler (RocksLayout::tombstone_compaction_skips): one timer for
@@ -253,6 +258,7 @@ impl RocksLayout {
             reads_before_write: o.boolean("read_before_write")?,
             tombstone_compaction_skips: o.int("tombstone_compaction_skips")?,
             tombstone_compaction_interval_s: o.int("tombstone_compaction_interval_s")?,
+            soft_rate_limit: o.float("soft_rate_limit")?,
             ..defaults
         };
         o.finish()?;
@@ -345,10 +351,14 @@ impl RocksDb {
                     suggested: Default::default(),
                 }),
                 oplog_prefix: Mutex::new(None),
+                throttle: Mutex::new(None),
             };
             engine.load_prefixes()?;
             if layout.journal_commit_ms > 0 {
                 engine.start_journal(layout.journal_commit_ms as u64)?;
+            }
+            if layout.soft_rate_limit > 0.0 {
+                engine.start_throttle(layout.soft_rate_limit)?;
             }
             Ok(engine)
         }
@@ -372,6 +382,35 @@ impl RocksDb {
             }
         })?;
         *self.flusher.lock().unwrap() = Some((stop, handle));
+        Ok(())
+    }
+
+    /// MongoRocks' soft_rate_limit (rocks_throttle.rs): RocksDB's own write delay, on while a
+    /// level below L0 scores over `limit`.
+    fn start_throttle(&self, limit: f64) -> Result<()> {
+        let (reader, setter) = (SendDb(self.db), SendDb(self.db));
+        let read_scores = move || {
+            let reader = &reader;
+            let name = CString::new("rocksdb.cfstats-no-file-histogram").unwrap();
+            let text = unsafe { rocksdb_property_value(reader.0, name.as_ptr()) };
+            if text.is_null() {
+                return None;
+            }
+            let out = unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned();
+            unsafe { rocksdb_free(text as *mut c_void) };
+            Some(out)
+        };
+        let set_delay = move |on: bool| {
+            let setter = &setter;
+            let key = CString::new("soft_pending_compaction_bytes_limit").unwrap();
+            // 1 byte: any pending compaction delays writes; 0: the pending-bytes rule is off.
+            let value = CString::new(if on { "1" } else { "0" }).unwrap();
+            let mut err: *mut c_char = ptr::null_mut();
+            unsafe { rocksdb_set_options(setter.0, 1, &key.as_ptr(), &value.as_ptr(), &mut err) };
+            take_error(err, "RocksDB set_options").is_ok()
+        };
+        let poller = super::rocks_throttle::Poller::start(limit, read_scores, set_delay)?;
+        *self.throttle.lock().unwrap() = Some(poller);
         Ok(())
     }
 
@@ -515,6 +554,9 @@ impl Engine for RocksDb {
         if let Some(t) = &self.tombstones {
             out.push(("mongorocks.tombstone_compactions".to_string(), t.suggested.load(std::sync::atomic::Ordering::Relaxed)));
         }
+        if let Some(poller) = self.throttle.lock().unwrap().as_ref() {
+            out.extend(poller.state.stats());
+        }
         for name in RocksLayout::INT_PROPERTIES {
             let cname = CString::new(*name).unwrap();
             let mut value = 0u64;
@@ -555,6 +597,9 @@ impl Engine for RocksDb {
     }
 
     fn close(&self) -> Result<()> {
+        if let Some(mut poller) = self.throttle.lock().unwrap().take() {
+            poller.stop();
+        }
         if let Some((stop, handle)) = self.flusher.lock().unwrap().take() {
             stop.store(true, std::sync::atomic::Ordering::Relaxed);
             let _ = handle.join();
