@@ -25,6 +25,11 @@ class RecordStoreOptions(Strict):
     # Documents per storage transaction of a batch insert: 1 in MongoDB 3.0/3.2, 64 from 3.4
     # (settings.py gives it per setting).
     insert_group: int = Field(1, ge=1)
+    # A query's scan yields (its snapshot let go, the scan resumed with a new seek) every so many
+    # entries or milliseconds: mongod 3.2's internalQueryExecYieldIterations 128 and
+    # internalQueryExecYieldPeriodMS 10 (query_knobs.cpp at r3.2.0); 0 iterations: no yields.
+    yield_iterations: int = Field(128, ge=0)
+    yield_period_ms: int = Field(10, ge=1)
 
 
 # WiredTiger as the posts' MongoDB releases shipped it (tools/wiredtiger.sources, built by

@@ -20,6 +20,8 @@ The factors are one catalogue (FACTORS), each a param of its own:
 - write throttle: MongoRocks' soft_rate_limit 2.5 / none (RocksDB's `soft_rate_limit`);
 - tombstone compactions: MongoRocks' compaction of a collection or index after one iterator step
   skipped 50,000 deletions, at most every 10 minutes / none (`tombstone_compaction_skips`);
+- query yields: a query's scan yields every 128 entries or 10 ms, its snapshot let go, and seeks
+  again (mongod 3.2) / never (`yield_iterations`);
 - reads before writes: the record read before it is rewritten or deleted, as mongod 3.2's
   WiredTiger record store and MongoRocks did / not (`read_before_write`);
 - storage: the params' emulated device / none (no IOPS or bandwidth cap), where the params emulate one;
@@ -125,6 +127,11 @@ def _tombstone_compactions(_params: dict, systems: list[dict]) -> list[str] | No
                        lambda s: 0 if s["options"].get("tombstone_compaction_skips", 0) else 50000)
 
 
+def _query_yields(_params: dict, systems: list[dict]) -> list[str] | None:
+    return _per_system([s for s in systems if s["engine"] in ("wiredtiger", "rocksdb")], "yield_iterations",
+                       lambda s: 0 if s["options"].get("yield_iterations", 128) else 128)
+
+
 def _read_before_write(_params: dict, systems: list[dict]) -> list[str] | None:
     return _per_system([s for s in systems if s["engine"] in ("wiredtiger", "rocksdb")], "read_before_write",
                        lambda s: str(not s["options"].get("read_before_write", True)).lower())
@@ -156,6 +163,8 @@ FACTORS = (
            "its target) / none", _write_throttle),
     Factor("tombstone compactions", "MongoRocks' compaction of a collection or index after one step skipped 50,000 "
            "deletions, at most every 10 minutes / RocksDB's own compactions only", _tombstone_compactions),
+    Factor("query yields", "a query's scan yields every 128 entries or 10 ms and seeks again (mongod 3.2) / never",
+           _query_yields),
     Factor("reads before writes", "the record read before it is rewritten or deleted (mongod 3.2, MongoRocks) / not",
            _read_before_write),
     Factor("storage", "the emulated device / none (no IOPS or bandwidth cap)", _storage),
@@ -464,5 +473,6 @@ def explain_note(exp: str, claims: pl.DataFrame) -> str:
     if not items:
         return ""
     return ("<p>Verdicts that differ from the post; each command runs the claim's systems once per named factor "
-            "(settings, release, insert grouping, checkpoint, journal compressor, cache, threads) and writes a "
+            "(settings, release, insert grouping, checkpoint, journal compressor, MongoRocks' scans, write throttle "
+            "and tombstone compactions, query yields, reads before writes, storage, cache, threads) and writes a "
             "page naming the factors that move the ratio:</p><ul>" + "".join(items) + "</ul>")

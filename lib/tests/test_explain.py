@@ -15,7 +15,7 @@ def test_each_variant_differs_from_the_base_in_one_named_factor():
     by_factor = {v.factor: v.sets for v in variants}
     assert list(by_factor) == ["base", "settings", "release", "insert grouping", "checkpoint interval",
                                "journal compressor", "rocksdb scans", "write throttle", "tombstone compactions",
-                               "reads before writes",
+                               "query yields", "reads before writes",
                                "threads", "cache size"]
     assert by_factor["base"] == []
     # The post's own settings (syncPeriodSecs 600, journalCompressor none) are the base's.
@@ -27,6 +27,8 @@ def test_each_variant_differs_from_the_base_in_one_named_factor():
     assert by_factor["rocksdb scans"] == ["systems[rx.op1].options.scans=bounded"]
     assert by_factor["tombstone compactions"] == ["systems[rx.op1].options.tombstone_compaction_skips=0"]
     assert by_factor["write throttle"] == ["systems[rx.op1].options.soft_rate_limit=0"]
+    assert by_factor["query yields"] == ["systems[wt.op1].options.yield_iterations=0",
+                                         "systems[rx.op1].options.yield_iterations=0"]
     assert by_factor["reads before writes"] == ["systems[wt.op1].options.read_before_write=false",
                                                 "systems[rx.op1].options.read_before_write=false"]
     # A variant runs only the systems its factor changes; the others are read from the base's run.

@@ -120,11 +120,17 @@ pub fn store_options(engine: &str, options: &Map<String, Value>) -> Result<(Stor
         Some("database") => Locking::Database,
         Some(other) => return Err(Error::other(format!("mmap_lock is {other:?}; allowed: none, collection, database"))),
     };
+    let mut whole = |key: &str| -> Result<u64> {
+        let value = rest.remove(key).ok_or_else(|| missing(key))?;
+        value.as_u64().ok_or_else(|| Error::other(format!("{key} must be a whole number (got {value})")))
+    };
+    let (iterations, period_ms) = (whole("yield_iterations")?, whole("yield_period_ms")?);
+    let yields = (iterations > 0).then(|| (iterations as usize, std::time::Duration::from_millis(period_ms)));
     let stand_in = engines::entry(engine)?.mmap_stand_in;
     if locking != Locking::None && !stand_in {
         return Err(Error::other(format!("mmap_lock emulates MMAPv1 and applies to its stand-in engine only (system engine: {engine})")));
     }
-    Ok((StoreOptions { insert_group, oplog, oplog_bytes: oplog_mb << 20, locking, ring_capped: stand_in }, rest))
+    Ok((StoreOptions { insert_group, oplog, oplog_bytes: oplog_mb << 20, locking, ring_capped: stand_in, yields }, rest))
 }
 
 pub fn open_store(engine: &str, dir: &Path, options: &Map<String, Value>) -> Result<Arc<RecordStore>> {

@@ -22,7 +22,8 @@ const X: &str = "enginebench.c.$x_1";
 fn open(dir: &TempDir, fast_updates: bool) -> std::sync::Arc<TokuMX> {
     let options = full_options("fractal", &format!(
         r#"{{"version": "{RELEASE}", "cache_size_mb": 32, "fast_updates": {fast_updates}}}"#));
-    let options = options.into_iter().filter(|(k, _)| !["oplog", "oplog_size_mb", "insert_group"].contains(&k.as_str())).collect();
+    // The engine's own options: the record store's (run::open_store takes them) go.
+    let (_, options) = enginebench_runner::run::store_options("fractal", &options).unwrap();
     let store = TokuMX::open(&dir.0, &options, Options { oplog: false }).unwrap();
     let mut ctx = store.session().unwrap();
     ctx.create_collection("c", None).unwrap();

@@ -27,10 +27,11 @@ const RELEASE: &str = "tokumxse-1.0.0-rc.6";
 
 fn open(dir: &TempDir) -> (Arc<Fractal>, Arc<RecordStore>) {
     let options = full_options("fractal", &format!(r#"{{"version": "{RELEASE}", "cache_size_mb": 32}}"#));
-    let options = options.into_iter().filter(|(k, _)| !["oplog", "oplog_size_mb", "insert_group"].contains(&k.as_str())).collect();
+    // The engine's own options: the record store's (run::open_store takes them) go.
+    let (_, options) = enginebench_runner::run::store_options("fractal", &options).unwrap();
     let engine = Arc::new(Fractal::open(&dir.0, &options, None).unwrap());
     let store = RecordStore::open(engine.clone() as Arc<dyn Engine>, StoreOptions {
-        insert_group: 1, oplog: false, oplog_bytes: 0, locking: Locking::None, ring_capped: false }).unwrap();
+        insert_group: 1, oplog: false, oplog_bytes: 0, locking: Locking::None, ring_capped: false, yields: None }).unwrap();
     let mut ctx = store.session().unwrap();
     ctx.create_collection("c", None).unwrap();
     ctx.create_index("c", IndexSpec::new("x_1", &[("x", 1)], false)).unwrap();

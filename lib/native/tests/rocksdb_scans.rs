@@ -24,11 +24,8 @@ fn store(scans: &str) -> (common::TempDir, std::sync::Arc<dyn Engine>, Table, Ta
 
 fn store_of(name: &str, options: &str) -> (common::TempDir, std::sync::Arc<dyn Engine>, Table, Table) {
     let dir = common::TempDir::new("rocksdb-scans");
-    let mut options = common::full_options("rocksdb", options);
     // The engine's own options: the record store's (run::open_store takes them) go.
-    for store_option in ["insert_group", "oplog", "oplog_size_mb"] {
-        options.remove(store_option);
-    }
+    let (_, options) = enginebench_runner::run::store_options("rocksdb", &common::full_options("rocksdb", options)).unwrap();
     let engine = engines::open("rocksdb", &dir.0, &options).unwrap();
     let (table, next) = (engine.table(name, TableKind::Index).unwrap(), engine.table("index-z", TableKind::Index).unwrap());
     let mut s = engine.session().unwrap();

@@ -16,11 +16,10 @@ fn a_level_over_the_limit_turns_rocksdbs_write_delay_on() {
     // target scores 0.2 (RocksDB prints one decimal), over a limit of 0.1, so the throttle turns
     // RocksDB's delay on.
     let dir = common::TempDir::new("rocksdb-throttle");
-    let mut options = common::full_options("rocksdb", r#"{"cache_size_mb": 16, "soft_rate_limit": 0.1, "max_bytes_for_level_base_mb": 1,
+    let all = common::full_options("rocksdb", r#"{"cache_size_mb": 16, "soft_rate_limit": 0.1, "max_bytes_for_level_base_mb": 1,
         "config_string": "level_compaction_dynamic_level_bytes=false;level0_file_num_compaction_trigger=1"}"#);
-    for store_option in ["insert_group", "oplog", "oplog_size_mb"] {
-        options.remove(store_option);
-    }
+    // The engine's own options: the record store's (run::open_store takes them) go.
+    let (_, options) = enginebench_runner::run::store_options("rocksdb", &all).unwrap();
     let engine = engines::open("rocksdb", &dir.0, &options).unwrap();
     let table = engine.table("collection-t", TableKind::Records).unwrap();
     let mut s = engine.session().unwrap();

@@ -119,6 +119,14 @@ pub trait Session {
     fn delete_unregistered(&mut self, table: Table, key: &[u8]) -> Result<()> {
         self.delete(table, key)
     }
+    /// A query's yield (mongod's PlanYieldPolicy): in a read-only transaction, the snapshot is
+    /// let go and a new one taken (RecoveryUnit::abandonSnapshot); the next scan then positions
+    /// afresh, as the servers' cursors restored (MongoRocks: a new iterator and Seek; WiredTiger:
+    /// search_near). A transaction that wrote keeps its snapshot (mongod yields outside a
+    /// WriteUnitOfWork only). Engines without snapshots have nothing to do.
+    fn yield_snapshot(&mut self) -> Result<()> {
+        Ok(())
+    }
     /// Asks the engine to compact the keys of `table` below `high`, where a trimmed oplog leaves
     /// its deletes (MongoRocks' SuggestCompactRange every 30 minutes). Engines that reclaim
     /// deleted space by themselves (b-trees) have nothing to do.

@@ -746,6 +746,18 @@ impl Session for RocksSession {
         self.release_snapshot();
     }
 
+    fn yield_snapshot(&mut self) -> Result<()> {
+        if !self.writing {
+            // MongoRocks' abandonSnapshot (_releaseSnapshot), then a snapshot for what follows.
+            let engine = self.engine();
+            let fresh = unsafe { rocksdb_create_snapshot(engine.db) };
+            self.release_snapshot();
+            self.snapshot = fresh;
+            unsafe { rocksdb_readoptions_set_snapshot(self.read, self.snapshot) };
+        }
+        Ok(())
+    }
+
     fn get(&mut self, table: Table, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
         let k = self.full_key(table, key);
         let len = self.key.len();

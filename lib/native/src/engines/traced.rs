@@ -129,6 +129,10 @@ impl Session for TracedSession {
         self.record("delete-unregistered", table, 0);
         self.inner.delete_unregistered(table, key)
     }
+    fn yield_snapshot(&mut self) -> Result<()> {
+        self.log.lock().unwrap().push(Call { kind: "yield", table: String::new(), entries: 0 });
+        self.inner.yield_snapshot()
+    }
     fn suggest_compaction(&mut self, table: Table, high: &[u8]) -> Result<()> {
         self.record("suggest-compaction", table, 0);
         self.inner.suggest_compaction(table, high)

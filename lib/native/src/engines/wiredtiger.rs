@@ -434,6 +434,7 @@ impl Engine for WiredTiger {
             scan_cursors: Vec::new(),
             no_overwrite: cstring("overwrite=false"),
             in_txn: false,
+            read_only: false,
         }))
     }
 
@@ -500,6 +501,8 @@ struct WtSessionHandle {
     scan_cursors: Vec<*mut Cursor>,
     no_overwrite: CString,
     in_txn: bool,
+    /// The transaction was begun to read only (a query's: it may yield).
+    read_only: bool,
 }
 
 impl WtSessionHandle {
@@ -574,10 +577,22 @@ impl WtSessionHandle {
 }
 
 impl Session for WtSessionHandle {
-    fn begin(&mut self, _write: bool) -> Result<()> {
+    fn begin(&mut self, write: bool) -> Result<()> {
         let code = unsafe { (self.api.begin)(self.session, ptr::null()) };
         self.api.check(code, "WiredTiger begin_transaction")?;
         self.in_txn = true;
+        self.read_only = !write;
+        Ok(())
+    }
+
+    fn yield_snapshot(&mut self) -> Result<()> {
+        if self.in_txn && self.read_only {
+            // WiredTigerRecoveryUnit::abandonSnapshot: the read transaction ends, a new one
+            // begins; the cursors were reset after each scan (done()), so the next scan searches.
+            unsafe { (self.api.rollback)(self.session) };
+            let code = unsafe { (self.api.begin)(self.session, ptr::null()) };
+            self.api.check(code, "WiredTiger begin_transaction")?;
+        }
         Ok(())
     }
 

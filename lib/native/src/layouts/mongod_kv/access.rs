@@ -114,7 +114,7 @@ impl Ctx {
             if out.len() >= limit {
                 break;
             }
-            self.kv.scan(table, &start, end.as_deref(), range.reverse, &mut |k, v| {
+            self.query_scan(table, &start, end.as_deref(), range.reverse, &mut |k, v| {
                 if skipped < range.skip {
                     skipped += 1;
                     return true;
@@ -124,6 +124,42 @@ impl Ctx {
             })?;
         }
         Ok(out)
+    }
+
+    /// A query's scan as mongod's plan executor ran it (StoreOptions::yields): every so many
+    /// entries or so much time it yields, its engine letting the snapshot go
+    /// (Session::yield_snapshot), and resumes past the last entry it returned with a new seek, as
+    /// the servers' cursors restored (mongo-rocks r3.2.0 rocks_index.cpp restore: a new iterator
+    /// and seekCursor when the snapshot moved; mongo r3.2.0 wiredtiger_index.cpp restore:
+    /// seekWTCursor, search_near). An explicit transaction's scan does not yield.
+    pub(super) fn query_scan(&mut self, table: Table, start: &[u8], end: Option<&[u8]>, reverse: bool,
+                             visit: Visit) -> Result<()> {
+        let yields = if self.in_txn { None } else { self.store.options.yields };
+        let Some((every, period)) = yields else { return self.kv.scan(table, start, end, reverse, visit) };
+        let (mut low, mut high) = (start.to_vec(), end.map(|e| e.to_vec()));
+        loop {
+            let began = std::time::Instant::now();
+            let (mut n, mut resume) = (0usize, None::<Vec<u8>>);
+            self.kv.scan(table, &low, high.as_deref(), reverse, &mut |k, v| {
+                if !visit(k, v) {
+                    return false;
+                }
+                n += 1;
+                if n >= every || began.elapsed() >= period {
+                    resume = Some(k.to_vec());
+                    return false;
+                }
+                true
+            })?;
+            let Some(last) = resume else { return Ok(()) };
+            self.kv.yield_snapshot()?;
+            if reverse {
+                high = Some(last);
+            } else {
+                low = last;
+                low.push(0); // the smallest key after it
+            }
+        }
     }
 
     /// The index ranges of a tuple bound's `$or` clauses, most specific first, as mongod's OR

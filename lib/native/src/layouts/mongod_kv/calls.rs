@@ -234,7 +234,7 @@ impl Store for Ctx {
             let limit = range.limit.unwrap_or(usize::MAX);
             let mut n = 0usize;
             if limit > 0 {
-                c.kv.scan(table, &start, end.as_deref(), false, &mut |_, _| {
+                c.query_scan(table, &start, end.as_deref(), false, &mut |_, _| {
                     n += 1;
                     n < limit.saturating_add(range.skip)
                 })?;

@@ -34,7 +34,7 @@ use std::sync::{Arc, RwLock};
 use bson::{Bson, Document, RawDocument, RawDocumentBuf};
 use serde_json::{json, Value};
 
-use crate::engines::{Engine, Session, Table, TableKind};
+use crate::engines::{Engine, Session, Table, TableKind, Visit};
 use crate::error::{Error, Result};
 use capped::Capped;
 use fields::Fields;
@@ -118,6 +118,11 @@ pub struct StoreOptions {
     pub locking: Locking,
     /// Capped collections as preallocated rings overwritten in place (the mmap stand-in).
     pub ring_capped: bool,
+    /// A query's scan yields every so many entries or so much time, whichever comes first
+    /// (mongo@r3.2.0 src/mongo/db/query/query_knobs.cpp: internalQueryExecYieldIterations 128,
+    /// internalQueryExecYieldPeriodMS 10; PlanYieldPolicy): its snapshot let go, the scan
+    /// resumed past its last entry with a new seek (access.rs scan_yielding). None: no yields.
+    pub yields: Option<(usize, std::time::Duration)>,
 }
 
 pub struct RecordStore {
