@@ -201,6 +201,14 @@ fn run(spec_path: &Path) -> Result<(String, Option<Error>)> {
         let closed = if failed { close_within(&store, CLOSE_AFTER_FAILURE) } else { store.close() };
         if let Err(e) = closed {
             emit("close_failed", json!({"error": e.message}));
+            // A run whose engine could not close (its last checkpoint found the disk full, a
+            // panic on the way down) did not leave what it measured durable: it failed, and a
+            // panic is fatal as it would have been mid-phase.
+            if !failed && !matches!(&outcome, Ok((_, Some(_)))) {
+                let message = format!("closing the engine failed: {}", e.message);
+                let error = if e.message.contains("WT_PANIC") || e.kind == Kind::Fatal { Error::fatal(message) } else { Error::other(message) };
+                return Ok(("failed".to_string(), Some(error)));
+            }
         }
     }
     outcome
