@@ -88,7 +88,7 @@ def test_linkbench_uncached_disk_on_32_cannot_hold_a_1_gb_cache(mongod):
            "300 MB" in text and "(resources.memory.limit_mb: 300)" in text
 
 
-@pytest.mark.parametrize("name, runs", [("mongodb-master-2023-06-27", ["wt", "wt304"]), ("mongodb-3.2.0-rc0", None)])
+@pytest.mark.parametrize("name, runs", [("mongodb-master-2023-06-27", ["wt"]), ("mongodb-3.2.0-rc0", None)])
 def test_iibench_500m(mongod, name, runs):
     mongod(name)
     params, ready, text, _ = _prepare("iibench_500m")
@@ -96,6 +96,9 @@ def test_iibench_500m(mongod, name, runs):
         assert ready is None and "1 x 1024 MB of wiredTiger cache, more than the 512 MB" in text
         return
     assert [s["label"] for s in ready] == runs
+    # wt304 names MongoDB 3.0.4's WiredTiger: a modern mongod does not ship it, so it is skipped with the
+    # reason rather than measured under that name
+    assert "system wt304 skipped" in text and "3.0.4" in text
     assert all(s["mongod_launch"]["memory"]["limit_mb"] == 512 + MONGOD_OWN_MB for s in ready)
 
 
