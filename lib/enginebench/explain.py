@@ -12,7 +12,11 @@ The factors are one catalogue (FACTORS), each a param of its own:
 - settings: the named settings `2015` / `today` (settings.py), every system at once;
 - release: WiredTiger 11.3.1 / 3.2.1 (`options.version`), on the WiredTiger systems;
 - insert grouping: 1 document per storage transaction (MongoDB 3.0/3.2) / 64 (3.4+);
-- checkpoint interval: 60 s / 600 s (WiredTiger's `checkpoint_s`, mongod's syncdelay);
+- checkpoint interval: 60 s / 600 s (WiredTiger's `checkpoint_s`, mongod's syncdelay), scaled
+  alike where the measured phase keeps the post's checkpoints per span;
+- checkpoints in measured time: the post's checkpoints per measured span and no checkpoint
+  between load and queries (`phases.measure.stands_for_s`, `phases.quiesce_checkpoint: false`) /
+  the interval unscaled and a checkpoint before the queries;
 - journal compressor: none / snappy (WiredTiger);
 - cache size: twice the base's engine cache;
 - RocksDB scans: bounded at the collection's end and reversed by Seek then Prev, as MongoRocks
@@ -98,8 +102,21 @@ def _insert_group(_params: dict, systems: list[dict]) -> list[str] | None:
 
 
 def _checkpoint(_params: dict, systems: list[dict]) -> list[str] | None:
-    return _per_system(_wiredtiger(systems), "checkpoint_s",
-                       lambda s: 600 if s["options"].get("checkpoint_s", 60) == 60 else 60)
+    # The interval as the settings gave it, before a measured phase's stands_for_s scaled it
+    # (which it scales in the variant too).
+    def given(s: dict) -> int:
+        return s.get("checkpoint_scaled_from_s") or s["options"].get("checkpoint_s", 60)
+    return _per_system(_wiredtiger(systems), "checkpoint_s", lambda s: 600 if given(s) == 60 else 60)
+
+
+def _checkpoints_in_measured_time(params: dict, systems: list[dict]) -> list[str] | None:
+    # The post's checkpoints per measured span and no checkpoint before the queries (the base),
+    # against the settings' interval unscaled and the quiesce's checkpoint: what this collection
+    # measured before it kept the post's proportion. Only where the params keep it.
+    phases = params.get("phases") or {}
+    if (phases.get("measure") or {}).get("stands_for_s") is None or not any("checkpoint_s" in s["options"] for s in systems):
+        return None
+    return ["phases.measure.stands_for_s=null", "phases.quiesce_checkpoint=true"]
 
 
 def _journal(_params: dict, systems: list[dict]) -> list[str] | None:
@@ -156,6 +173,8 @@ FACTORS = (
     Factor("release", "WiredTiger's release: the post's own tree / 11.3.1, or 11.3.1 / 3.2.1", _release),
     Factor("insert grouping", "documents per storage transaction: 1 (MongoDB 3.0/3.2) / 64 (3.4+)", _insert_group),
     Factor("checkpoint interval", "WiredTiger's checkpoint every 60 s / 600 s", _checkpoint),
+    Factor("checkpoints in measured time", "the post's checkpoints per measured span, none before the queries / "
+           "the interval unscaled and a checkpoint before the queries", _checkpoints_in_measured_time),
     Factor("journal compressor", "WiredTiger's journal compressor none / snappy", _journal),
     Factor("rocksdb scans", "RocksDB's scans bounded at the collection's end, reversed by Seek then Prev (MongoRocks) "
            "/ bounded at the range, SeekForPrev", _rocksdb_scans),

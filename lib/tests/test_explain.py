@@ -14,12 +14,19 @@ def test_each_variant_differs_from_the_base_in_one_named_factor():
     assert [s["label"] for s in systems] == ["wt.op1", "rx.op1"]  # the query phase's systems, with the oplog
     by_factor = {v.factor: v.sets for v in variants}
     assert list(by_factor) == ["base", "settings", "release", "insert grouping", "checkpoint interval",
-                               "journal compressor", "rocksdb scans", "write throttle", "tombstone compactions",
+                               "checkpoints in measured time", "journal compressor", "rocksdb scans", "write throttle", "tombstone compactions",
                                "query yields", "reads before writes",
                                "threads", "cache size"]
     assert by_factor["base"] == []
     # The post's own settings (syncPeriodSecs 600, journalCompressor none) are the base's.
+    # The interval the settings give (600 s, scaled to 50 s by the measured phase) against 60 s
+    # (scaled alike, to 5 s).
     assert by_factor["checkpoint interval"] == ["systems[wt.op1].options.checkpoint_s=60"]
+    assert by_factor["checkpoints in measured time"] == ["phases.measure.stands_for_s=null",
+                                                         "phases.quiesce_checkpoint=true"]
+    scaled = {s["label"]: s["options"].get("checkpoint_s") for s in load_params(
+        "linkbench_cached", "default", by_factor["checkpoint interval"])["systems"]}
+    assert scaled["wt.op1"] == 5 and scaled["wt.op0"] == 50
     assert by_factor["journal compressor"] == ["systems[wt.op1].options.journal_compressor=snappy"]
     # The post's own tree (its 2015 release) against today's 11.3.1, under the same settings.
     assert by_factor["release"] == ["systems[wt.op1].options.version=11.3.1"]
@@ -35,6 +42,7 @@ def test_each_variant_differs_from_the_base_in_one_named_factor():
     changes = {v.factor: v.changes for v in variants}
     assert changes["release"] == changes["checkpoint interval"] == changes["journal compressor"] == ["wt.op1"]
     assert changes["settings"] == changes["threads"] == changes["base"] == ["wt.op1", "rx.op1"]
+    assert changes["checkpoints in measured time"] == ["wt.op1", "rx.op1"]  # the quiesce flushed RocksDB too
     assert by_factor["threads"] == [f"phases.measure.threads={2 * load_params('linkbench_cached', 'default')['phases']['measure']['threads']}"]
     # Every variant loads afresh: RocksDB measured from a kept load's copy ran about 20% slower.
     assert not any("phases.load.reuse=true" in sets for sets in by_factor.values())

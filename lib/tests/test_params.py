@@ -255,7 +255,8 @@ def test_a_misspelt_key_under_scales_gives_its_line_real_path_and_a_suggestion(t
         load_params("linkbench_cached", "smoke")  # the default scale's block is wrong: it is checked too
     assert str(err.value) == (
         f"{tmp_path / 'linkbench_cached.yaml'} [scale default]: line {line}: scales.default.phases.lode: unknown key; "
-        "did you mean 'load'? allowed keys: client_processes, cold_start, load, max_errors, measure, quiesce_s, rate_sweep")
+        "did you mean 'load'? allowed keys: client_processes, cold_start, load, max_errors, measure, quiesce_checkpoint, "
+        "quiesce_s, rate_sweep")
 
 
 def test_a_systems_error_names_the_label_and_the_line_of_the_block_that_set_it(tmp_path, monkeypatch):
@@ -347,3 +348,34 @@ def test_mmap_lock_on_another_engine_is_an_unknown_key(scratch_params):
     scratch_params(lambda raw: raw["systems"][0]["options"].update(mmap_lock="database"))
     with pytest.raises(ParamsError, match=r"systems\[wt\.op0\]: options\.mmap_lock: unknown key for engine wiredtiger"):
         load_params("linkbench_cached", "smoke")
+
+
+def test_a_measured_phase_that_stands_for_the_posts_hour_keeps_its_checkpoints():
+    """The LinkBench post's hours held six 600-s checkpoints; a 300-s phase standing for one
+    checkpoints every 50 s, whatever interval the settings or the params give (params/checkpoints.py)."""
+    default, paper = load_params("linkbench_cached", "default"), load_params("linkbench_cached", "paper")
+    wt = {s["label"]: s for s in default["systems"]}["wt.op1"]
+    assert (wt["options"]["checkpoint_s"], wt["checkpoint_scaled_from_s"]) == (50, 600)
+    assert "checkpoint_s" not in {s["label"]: s for s in default["systems"]}["rx.op1"]["options"]
+    # The paper scale is the post's own time: nothing scaled.
+    assert all(s["checkpoint_scaled_from_s"] is None for s in paper["systems"])
+    assert {s["options"].get("checkpoint_s") for s in paper["systems"]} == {600, None}
+    # today's 60 s in the same proportion; a smoke phase of 2 s at the 1-s floor.
+    today = load_params("linkbench_cached", "default", ["settings=today"])
+    assert {s["options"].get("checkpoint_s") for s in today["systems"]} == {5, None}
+    assert {s["options"].get("checkpoint_s") for s in load_params("linkbench_cached", "smoke")["systems"]} == {1, None}
+    # Validated again from its own dump, a system is scaled from the interval it was given, not twice.
+    from enginebench.params.schema import Experiment
+    again = Experiment(**{k: v for k, v in default.items() if k not in ("notebook", "scale", "params_file")})
+    assert {s.label: s.options.get("checkpoint_s") for s in again.systems}["wt.op1"] == 50
+    # No checkpoint between load and queries, as the post; other experiments keep theirs.
+    assert default["phases"]["quiesce_checkpoint"] is False
+    assert load_params("sysbench_cgroups", "default")["phases"]["quiesce_checkpoint"] is True
+    from enginebench.params.plan import plan_steps
+    assert {"step": "quiesce", "seconds": 2, "checkpoint": False} in plan_steps(default)
+
+
+def test_stands_for_needs_one_phase_of_a_fixed_duration(scratch_params):
+    scratch_params(lambda raw: raw["phases"]["measure"].update(stands_for_s=3600, duration_s=None))
+    with pytest.raises(ParamsError, match=r"stands_for_s needs one measured phase of a fixed duration_s"):
+        load_params("linkbench_cached", "paper")

@@ -127,3 +127,21 @@ def test_each_headline_figure_reads_the_same_wherever_the_page_shows_it(report):
         for figure in (row["published_ratio"], row["measured_ratio"]):
             shown = claim_figure(figure, row["expect"])
             assert shown is None or shown in sentence, (row["id"], shown, sentence)
+
+
+def test_the_engines_checkpoints_are_marked_in_the_measured_time(report):
+    """The smoke scale stands for the post's hour (1-s checkpoints, the floor): WiredTiger's
+    checkpoints are read from its counters during the phases and shaded on the per-second rate."""
+    from enginebench.report import checkpoints
+    from enginebench.report.rundata import load_run
+    run = load_run(next((report.parent.parent / "results" / "linkbench_cached").iterdir()))
+    spans = checkpoints.spans(run)
+    assert not spans.is_empty() and set(spans["system"]) <= {"wt.op1", "wtlsm.op1", "wt307.op1"}
+    ended = spans.filter(pl.col("ended").is_not_null())
+    assert ended.height and (ended["seconds"] >= 0).all() and (ended["began"] <= ended["ended"]).all()
+    # No checkpoint between load and queries: the quiesce says so.
+    from enginebench.report.rundata import system_events
+    assert [e["checkpoint"] for e in system_events(run, "wt.op1", "quiesce")] == [False]
+    text = report.read_text()
+    assert "checkpointed every 1 s, 600 s × 2 / 3600 (the floor)" in text
+    assert "The engines&#x27; checkpoints inside each phase" in text or "The engines' checkpoints inside each phase" in text

@@ -41,6 +41,13 @@ class MeasurePhase(Strict):
     # the most it may take (a phase that never settles runs all of it and says so).
     until_steady: bool = False
     min_duration_s: float | None = Field(None, gt=0)
+    # The span of the post's measured time this phase stands for (the LinkBench post's 1-hour
+    # intervals: 3600). Its checkpoints are then kept in proportion: every engine's checkpoint
+    # interval (`checkpoint_s`) is multiplied by duration_s / stands_for_s (at least 1 s), so this
+    # phase holds as many checkpoints as each of the post's spans did (params/checkpoints.py).
+    # None: the intervals as the settings give them (the paper scale, where a phase's interval is
+    # the post's own).
+    stands_for_s: float | None = Field(None, gt=0)
 
     @field_validator("threads")
     @classmethod
@@ -54,6 +61,13 @@ class MeasurePhase(Strict):
     def _whole_intervals(self):
         if self.duration_s is not None and self.duration_s < self.interval_s:
             raise ValueError(f"duration_s ({self.duration_s:g}) must be at least interval_s ({self.interval_s:g})")
+        return self
+
+    @model_validator(mode="after")
+    def _stands_for_a_span(self):
+        if self.stands_for_s is not None and (self.duration_s is None or isinstance(self.threads, list)):
+            raise ValueError("stands_for_s needs one measured phase of a fixed duration_s to scale checkpoints by "
+                             f"(got duration_s {self.duration_s}, threads {self.threads})")
         return self
 
     @model_validator(mode="after")
@@ -90,6 +104,9 @@ class RateSweep(Strict):
 class Phases(Strict):
     load: LoadPhase | None = None
     quiesce_s: float = Field(5, ge=0)
+    # Whether the quiesce first makes everything durable (a WiredTiger checkpoint, RocksDB's
+    # memtables flushed, mongod's fsync). False where the post went from load to queries without.
+    quiesce_checkpoint: bool = True
     # Between load and measured phases: close the engine and evict its files from the page cache
     # (fadvise: only this system's files; drop_caches: the whole page cache, root only).
     cold_start: Literal["none", "fadvise", "drop_caches"] = "none"

@@ -20,7 +20,7 @@ def plan_steps(params: dict, system: dict | None = None) -> list[dict]:
     measure = phases.get("measure")
     if not measure or (system is not None and not system.get("measure_requests", True)):
         return steps
-    steps.append({"step": "quiesce", "seconds": phases["quiesce_s"]})
+    steps.append({"step": "quiesce", "seconds": phases["quiesce_s"], "checkpoint": phases["quiesce_checkpoint"]})
     if phases.get("cold_start", "none") != "none":
         steps.append({"step": "cold_start", "method": phases["cold_start"]})
     steps += measured_steps(measure)

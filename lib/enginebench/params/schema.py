@@ -15,6 +15,7 @@ from ..families import FAMILIES
 from ..mongod.spec import MongodSpec
 from ..settings import SETTINGS, resolve as resolve_settings
 from .base import Role, Strict
+from .checkpoints import scale_systems
 from .origins import did_you_mean
 from .phases import Phases, check_use
 
@@ -52,6 +53,9 @@ class System(Strict):
     # How this system runs under TARGET=mongod (lib/enginebench/mongod/spec.py); what it leaves
     # out is derived from `engine` and `options` (docs/mongod.md: "The mongod target").
     mongod: MongodSpec | None = None
+    # Set by the experiment, not by hand: the checkpoint interval the settings or the params gave
+    # before a measured phase's `stands_for_s` scaled it (params/checkpoints.py).
+    checkpoint_scaled_from_s: int | None = None
 
     @model_validator(mode="after")
     def _check_options(self):
@@ -167,6 +171,11 @@ class Experiment(Strict):
             post = self.post_settings.get(system.engine)
             resolved = resolve_settings(system.engine, system.settings, explicit, model().model_dump(), post)
             system.options = model(**resolved).model_dump()
+        return self
+
+    @model_validator(mode="after")
+    def _checkpoints_in_measured_time(self):
+        scale_systems(self.phases.measure.model_dump() if self.phases.measure else None, self.systems)
         return self
 
     @model_validator(mode="after")

@@ -74,7 +74,8 @@ def show_repeats(run: RunData) -> None:
 
 
 def show_per_second(run: RunData) -> None:
-    """Where a stall hides: the seconds whose rate dipped, and those phases second by second."""
+    """Where a stall hides: the seconds whose rate dipped, and those phases second by second;
+    when RocksDB held writes back; the engines' checkpoints on the per-second rate."""
     from IPython.display import Image
 
     from . import charts, per_second
@@ -89,6 +90,12 @@ def show_per_second(run: RunData) -> None:
         display(Markdown(said))
     if not held.is_empty():
         display(HTML(html.table(held, "When RocksDB held writes back, per interval")))
+    from . import checkpoints
+    marked = checkpoints.spans(run)
+    display(Markdown(checkpoints.sentence(run, marked)))
+    if not marked.is_empty():
+        display(HTML(html.table(checkpoints.table(run, marked), "The engines' checkpoints inside each phase")))
+        display(Image(charts.to_png(checkpoints.chart(run, marked))))
 
 
 def show_engine_counters(run: RunData) -> None:

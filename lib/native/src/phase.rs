@@ -23,6 +23,10 @@ use crate::executors::Target;
 /// How often a phase asks its target for a finding that ends it (a stale secondary).
 const FINDING_POLL: Duration = Duration::from_secs(1);
 
+/// How often a phase reads its engine's checkpoint counters (engines::Engine::checkpoint_marks),
+/// so a report can mark each checkpoint on the per-second rate to within this.
+const CHECKPOINT_POLL: Duration = Duration::from_millis(500);
+
 /// Let ops finishing on a boundary land before the interval is closed.
 const GRACE: Duration = Duration::from_millis(20);
 
@@ -215,6 +219,8 @@ struct Coordinator<'a> {
     client_cpu: u64,
     next_k: i64,
     total_ops: u64,
+    /// The engine's checkpoint counters when last read (None: it reports none).
+    checkpoints: Option<crate::engines::CheckpointMarks>,
 }
 
 impl<'a> Coordinator<'a> {
@@ -232,6 +238,7 @@ impl<'a> Coordinator<'a> {
             client_cpu: client_cpu_ns(),
             next_k: 0,
             total_ops: 0,
+            checkpoints: target.checkpoint_marks(),
         }
     }
 
@@ -336,8 +343,13 @@ impl<'a> Coordinator<'a> {
     fn coordinate(&mut self, threads: &[std::thread::JoinHandle<()>]) -> (Option<String>, Option<i64>) {
         let (mut stopped_by, mut steady_at) = (None, None);
         let mut next_poll = Instant::now() + FINDING_POLL;
+        let mut next_marks = Instant::now() + CHECKPOINT_POLL;
         loop {
             let at = Instant::now();
+            if self.checkpoints.is_some() && at >= next_marks {
+                next_marks = at + CHECKPOINT_POLL;
+                self.mark_checkpoints();
+            }
             if self.end.map(|e| at >= e).unwrap_or(false) || ABORT.load(Ordering::SeqCst) {
                 self.stop.store(true, Ordering::SeqCst);
             }
@@ -368,6 +380,21 @@ impl<'a> Coordinator<'a> {
             let wake = if more { boundary + GRACE } else { self.end.unwrap_or(at + Duration::from_millis(100)) };
             let nap = wake.saturating_duration_since(at).clamp(Duration::from_millis(1), Duration::from_millis(100));
             std::thread::sleep(nap);
+        }
+    }
+
+    /// A checkpoint that began or ended since the last reading is reported with the time it was
+    /// seen (the report pairs the two into the checkpoint's span).
+    fn mark_checkpoints(&mut self) {
+        let (Some(before), Some(now_marks)) = (self.checkpoints, self.target.checkpoint_marks()) else { return };
+        if now_marks != before {
+            // began: how many began since the last reading; took_ms: how long those that ended
+            // since then took (one, at a half-second reading, unless checkpoints ran back to back).
+            emit("checkpoint_marks", json!({"phase": self.spec.name, "t": now(), "started": now_marks.started,
+                                            "finished_ms": now_marks.finished_ms,
+                                            "began": now_marks.started - before.started,
+                                            "took_ms": now_marks.finished_ms - before.finished_ms}));
+            self.checkpoints = Some(now_marks);
         }
     }
 

@@ -24,8 +24,13 @@ pub enum Step {
     Load { threads: usize, interval_s: f64 },
     /// Counts what the load left against what it must have left.
     Verify,
-    /// A checkpoint, then a pause, so the measured phase does not pay for the load's writes.
-    Quiesce { seconds: f64 },
+    /// A checkpoint, then a pause, so the measured phase does not pay for the load's writes;
+    /// `checkpoint` false: the pause alone, where the post went from load to queries without one.
+    Quiesce {
+        seconds: f64,
+        #[serde(default = "checkpoint_by_default")]
+        checkpoint: bool,
+    },
     /// Close the engine and evict its files from the page cache (fadvise or drop_caches).
     ColdStart { method: String },
     /// A measured phase; `duration_s` None runs until the workers finish (a replay).
@@ -95,7 +100,7 @@ pub fn execute(plan: &Plan, workload: &mut dyn Workload, store: &mut Arc<dyn Tar
         let ended = match step {
             Step::Load { threads, interval_s } => load(workload, store, *threads, *interval_s)?,
             Step::Verify => verify(workload, store)?,
-            Step::Quiesce { seconds } => quiesce(store, *seconds)?,
+            Step::Quiesce { seconds, checkpoint } => quiesce(store, *seconds, *checkpoint)?,
             Step::ColdStart { method } => {
                 let (done, reopened) = (plan.reopen)(store, &Reopen::Evict(method))?;
                 emit("cold_start", done);
@@ -160,11 +165,17 @@ fn verify(workload: &mut dyn Workload, store: &Arc<dyn Target>) -> Result<Next> 
     Ok(None)
 }
 
-fn quiesce(store: &Arc<dyn Target>, seconds: f64) -> Result<Next> {
+fn checkpoint_by_default() -> bool {
+    true
+}
+
+fn quiesce(store: &Arc<dyn Target>, seconds: f64, checkpoint: bool) -> Result<Next> {
     let started = Instant::now();
-    store.checkpoint()?;
+    if checkpoint {
+        store.checkpoint()?;
+    }
     pause(seconds);
-    emit("quiesce", json!({"seconds": started.elapsed().as_secs_f64(), "checkpoint": true}));
+    emit("quiesce", json!({"seconds": started.elapsed().as_secs_f64(), "checkpoint": checkpoint}));
     Ok(None)
 }
 

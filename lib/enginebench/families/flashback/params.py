@@ -52,8 +52,9 @@ class Params(AppMixConfig, WorkloadParams):
     count_replay: Literal["collection", "captured"] = "collection"
 
     # Load the dataset (the capped log has a loader of its own), then replay until the stream ends.
-    PHASES: ClassVar[PhaseUse] = uses("load.threads", "load.interval_s", "quiesce_s", "measure.threads",
-                                      "measure.interval_s", "max_errors", required=("load", "measure"), check=False)
+    PHASES: ClassVar[PhaseUse] = uses("load.threads", "load.interval_s", "quiesce_s", "quiesce_checkpoint",
+                                      "measure.threads", "measure.interval_s", "max_errors",
+                                      required=("load", "measure"), check=False)
 
     @field_validator("capture_file")
     @classmethod

@@ -28,10 +28,10 @@ class Params(WorkloadParams):
     counts: Literal["linkbenchx", "exact"] = "linkbenchx"
 
     PHASES: ClassVar[PhaseUse] = uses(
-        "load.threads", "load.interval_s", "quiesce_s", "cold_start", "measure.threads", "measure.interval_s",
-        "measure.duration_s", "measure.warmup_s", "measure.request_rate", "measure.until_steady",
-        "measure.min_duration_s", "rate_sweep.fractions",
-        "rate_sweep.seconds", "max_errors", required=("load", "measure", "measure.duration_s"))
+        "load.threads", "load.interval_s", "quiesce_s", "quiesce_checkpoint", "cold_start", "measure.threads",
+        "measure.interval_s", "measure.duration_s", "measure.stands_for_s", "measure.warmup_s", "measure.request_rate",
+        "measure.until_steady", "measure.min_duration_s", "rate_sweep.fractions", "rate_sweep.seconds", "max_errors",
+        required=("load", "measure", "measure.duration_s"))
 
     @model_validator(mode="after")
     def _range(self):

@@ -30,8 +30,9 @@ class Params(WorkloadParams):
     seed: int = 1
 
     PHASES: ClassVar[PhaseUse] = uses(
-        "load.threads", "load.interval_s", "quiesce_s", "cold_start", "measure.threads", "measure.interval_s",
-        "measure.duration_s", "max_errors", required=("load", "measure", "measure.duration_s"))
+        "load.threads", "load.interval_s", "quiesce_s", "quiesce_checkpoint", "cold_start", "measure.threads",
+        "measure.interval_s", "measure.duration_s", "measure.stands_for_s", "max_errors",
+        required=("load", "measure", "measure.duration_s"))
 
     @model_validator(mode="after")
     def _whole_batches(self):

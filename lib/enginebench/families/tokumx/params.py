@@ -23,8 +23,8 @@ class Params(WorkloadParams):
     # insert: one client inserts, and the load is what is measured.
     INSERT_PHASES: ClassVar[PhaseUse] = uses("load.interval_s", required=("load",))
     PHASES: ClassVar[PhaseUse] = uses(
-        "load.interval_s", "quiesce_s", "measure.threads", "measure.interval_s", "measure.duration_s",
-        "max_errors", required=("load", "measure.threads", "measure.duration_s"), threads_list=True)
+        "load.interval_s", "quiesce_s", "quiesce_checkpoint", "measure.threads", "measure.interval_s",
+        "measure.duration_s", "max_errors", required=("load", "measure.threads", "measure.duration_s"), threads_list=True)
 
     @classmethod
     def phase_use(cls, workload: dict) -> PhaseUse:

@@ -83,8 +83,23 @@ pub trait Engine: Send + Sync {
     fn stats(&self) -> Vec<(String, i64)>;
     /// Make everything durable (the quiesce between phases).
     fn checkpoint(&self) -> Result<()>;
+    /// Its own checkpoints so far, for marking them in the measured time: how many began and
+    /// the milliseconds the finished ones took, each cumulative; None for an engine that
+    /// reports neither.
+    fn checkpoint_marks(&self) -> Option<CheckpointMarks> {
+        None
+    }
     /// Close the engine. After a fatal error it must not wait on the engine's threads.
     fn close(&self) -> Result<()>;
+}
+
+/// An engine's checkpoint counters at one moment (Engine::checkpoint_marks): a rise of `started`
+/// is a checkpoint beginning, a rise of `finished_ms` one ending (a checkpoint quicker than a
+/// millisecond ends unseen).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct CheckpointMarks {
+    pub started: i64,
+    pub finished_ms: i64,
 }
 
 /// One thread's access to the engine. Every read and write happens inside a transaction

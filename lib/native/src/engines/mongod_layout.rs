@@ -235,6 +235,13 @@ impl WiredTigerLayout {
 /// behaviour and write amplification. Several were renamed over the releases (WT-11171 moved
 /// the checkpoint counters into a `checkpoint` section); every spelling is listed, and a
 /// release reports the ones it has.
+/// The statistics that mark WiredTiger's checkpoints (Engine::checkpoint_marks), in both
+/// spellings: the generation is bumped as a checkpoint begins (txn_ckpt.c __txn_checkpoint at
+/// mongodb-3.2.0-rc1 and 11.3.1), the total time grows as one ends.
+pub const CHECKPOINT_STARTED: &[&str] = &["transaction: transaction checkpoint generation", "checkpoint: generation"];
+pub const CHECKPOINT_FINISHED_MS: &[&str] =
+    &["transaction: transaction checkpoint total time (msecs)", "checkpoint: total time (msecs)"];
+
 pub fn wiredtiger_stat_wanted(desc: &str) -> bool {
     const WANTED: &[&str] = &[
         "cache: bytes read into cache",

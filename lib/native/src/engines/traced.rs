@@ -72,6 +72,9 @@ impl Engine for Traced {
     fn checkpoint(&self) -> Result<()> {
         self.inner.checkpoint()
     }
+    fn checkpoint_marks(&self) -> Option<super::CheckpointMarks> {
+        self.inner.checkpoint_marks()
+    }
     fn close(&self) -> Result<()> {
         self.inner.close()
     }

@@ -364,6 +364,33 @@ impl WiredTiger {
         Ok(conn)
     }
 
+    /// The connection statistics whose descriptions `wanted` keeps (none from a panicked engine).
+    fn statistics(&self, wanted: impl Fn(&str) -> bool) -> Vec<(String, i64)> {
+        let api = self.api;
+        if unsafe { (api.panicked)() } != 0 {
+            return Vec::new();
+        }
+        self.with_session(|s| {
+            let mut cursor: *mut Cursor = ptr::null_mut();
+            let code = unsafe { (api.open_cursor)(s, cstring("statistics:").as_ptr(), ptr::null(), &mut cursor) };
+            api.check(code, "WiredTiger statistics cursor")?;
+            let mut out = Vec::new();
+            while unsafe { (api.next)(cursor) } == 0 {
+                let mut desc: *const c_char = ptr::null();
+                let mut value = 0i64;
+                if unsafe { (api.stat_row)(cursor, &mut desc, &mut value) } == 0 {
+                    let desc = unsafe { CStr::from_ptr(desc) }.to_string_lossy();
+                    if wanted(&desc) {
+                        out.push((desc.into_owned(), value));
+                    }
+                }
+            }
+            unsafe { (api.cursor_close)(cursor) };
+            Ok(out)
+        })
+        .unwrap_or_default()
+    }
+
     fn with_session<T>(&self, f: impl FnOnce(*mut WtSession) -> Result<T>) -> Result<T> {
         let mut session: *mut WtSession = ptr::null_mut();
         let code = unsafe { (self.api.open_session)(self.conn()?, ptr::null(), &mut session) };
@@ -439,29 +466,16 @@ impl Engine for WiredTiger {
     }
 
     fn stats(&self) -> Vec<(String, i64)> {
-        let api = self.api;
-        if unsafe { (api.panicked)() } != 0 {
-            return Vec::new();
-        }
-        self.with_session(|s| {
-            let mut cursor: *mut Cursor = ptr::null_mut();
-            let code = unsafe { (api.open_cursor)(s, cstring("statistics:").as_ptr(), ptr::null(), &mut cursor) };
-            api.check(code, "WiredTiger statistics cursor")?;
-            let mut out = Vec::new();
-            while unsafe { (api.next)(cursor) } == 0 {
-                let mut desc: *const c_char = ptr::null();
-                let mut value = 0i64;
-                if unsafe { (api.stat_row)(cursor, &mut desc, &mut value) } == 0 {
-                    let desc = unsafe { CStr::from_ptr(desc) }.to_string_lossy();
-                    if mongod_layout::wiredtiger_stat_wanted(&desc) {
-                        out.push((format!("wt.{desc}"), value));
-                    }
-                }
-            }
-            unsafe { (api.cursor_close)(cursor) };
-            Ok(out)
-        })
-        .unwrap_or_default()
+        self.statistics(mongod_layout::wiredtiger_stat_wanted)
+            .into_iter().map(|(desc, value)| (format!("wt.{desc}"), value)).collect()
+    }
+
+    fn checkpoint_marks(&self) -> Option<super::CheckpointMarks> {
+        let wanted = |d: &str| mongod_layout::CHECKPOINT_STARTED.contains(&d) || mongod_layout::CHECKPOINT_FINISHED_MS.contains(&d);
+        let read = self.statistics(wanted);
+        let find = |names: &[&str]| read.iter().find(|(d, _)| names.contains(&d.as_str())).map(|(_, v)| *v);
+        Some(super::CheckpointMarks { started: find(mongod_layout::CHECKPOINT_STARTED)?,
+                                      finished_ms: find(mongod_layout::CHECKPOINT_FINISHED_MS)? })
     }
 
     fn checkpoint(&self) -> Result<()> {

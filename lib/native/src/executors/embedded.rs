@@ -60,6 +60,10 @@ impl Target for RecordStore {
         RecordStore::checkpoint(self)
     }
 
+    fn checkpoint_marks(&self) -> Option<crate::engines::CheckpointMarks> {
+        RecordStore::checkpoint_marks(self)
+    }
+
     fn stats(&self) -> Value {
         Value::Object(RecordStore::stats(self).into_iter().map(|(k, v)| (k, json!(v))).collect())
     }

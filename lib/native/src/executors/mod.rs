@@ -21,6 +21,11 @@ pub trait Target: Send + Sync {
     fn checkpoint(&self) -> Result<()>;
     /// Cumulative counters, sampled at every interval (the engine's, or the server's).
     fn stats(&self) -> Value;
+    /// The engine's own checkpoints so far (engines::Engine::checkpoint_marks), polled during a
+    /// phase to mark each in its time; None where they cannot be seen.
+    fn checkpoint_marks(&self) -> Option<crate::engines::CheckpointMarks> {
+        None
+    }
     fn close(&self) -> Result<()>;
     /// What the target reports after a measured phase (a server's dbStats and collStats).
     fn after_phase(&self, _phase: &str) -> Option<(&'static str, Value)> {

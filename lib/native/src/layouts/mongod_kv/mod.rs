@@ -343,6 +343,10 @@ impl RecordStore {
         out
     }
 
+    pub fn checkpoint_marks(&self) -> Option<crate::engines::CheckpointMarks> {
+        self.engine.checkpoint_marks()
+    }
+
     /// Persists what the catalog must know across a reopen (record counts, capped rings' positions).
     pub fn checkpoint(&self) -> Result<()> {
         self.save_catalogs()?;
