@@ -11,6 +11,8 @@ RUN ?=
 REPEAT ?= 1
 SYSTEMS ?=
 SET ?=
+# make explain: only these factors (comma-separated names), with the base
+FACTORS ?=
 
 # An active conda environment made from environment.yml is used as it is; otherwise .venv.
 ifdef CONDA_PREFIX
@@ -129,7 +131,7 @@ all: native
 # Why a claim's verdict differs from the post: its systems once per named factor (lib/enginebench/explain.py).
 explain: native
 	@if [ -z "$(EXP)" ] || [ -z "$(CLAIM)" ]; then echo "make explain: EXP=<experiment> CLAIM=<claim id> are required" >&2; exit 2; fi
-	$(PY) -m enginebench explain "$(EXP)" "$(CLAIM)" --scale "$(SCALE)" --repeat "$(REPEAT)"
+	$(PY) -m enginebench explain "$(EXP)" "$(CLAIM)" --scale "$(SCALE)" --repeat "$(REPEAT)" --factors "$(FACTORS)"
 
 # LINKBENCH_RUN=<a complete linkbench_cached default run> takes the headline figures from that run
 # (every experiment run records the perf attribution) instead of making a new one.

@@ -66,6 +66,7 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--scale", default="default", choices=SCALES)
     x.add_argument("--target", default="embedded")
     x.add_argument("--repeat", type=int, default=1, help="runs per variant; their spread is the ratio's noise")
+    x.add_argument("--factors", default="", help="comma-separated factor names: only these variants (and the base)")
     return top
 
 
@@ -129,7 +130,8 @@ def _all(args) -> None:
 
 def _explain(args) -> None:
     from .explain import explain
-    print(f"explain: {explain(args.exp, args.claim, args.scale, args.target, args.repeat)}")
+    only = [name.strip() for name in args.factors.split(",") if name.strip()] or None
+    print(f"explain: {explain(args.exp, args.claim, args.scale, args.target, args.repeat, only=only)}")
 
 
 def _bench(args) -> None:

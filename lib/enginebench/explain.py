@@ -240,9 +240,10 @@ def _changed(base: dict, variant: dict, labels: list[str]) -> list[str]:
     return [label for label in labels if before[label] != after[label]]
 
 
-def plan(exp: str, claim_id: str, scale: str) -> tuple[dict, list[dict], list[Variant]]:
+def plan(exp: str, claim_id: str, scale: str, only: list[str] | None = None) -> tuple[dict, list[dict], list[Variant]]:
     """The claim, its systems and the variants to run (the base first), decided before anything
-    runs: an unknown claim is an error naming the experiment's claims."""
+    runs: an unknown claim is an error naming the experiment's claims. `only`: these factors
+    alone (`FACTORS=`), an unknown name an error naming the factors."""
     claims = load_claims(exp)
     rows = claims.filter(pl.col("id") == claim_id)
     if rows.is_empty():
@@ -261,7 +262,13 @@ def plan(exp: str, claim_id: str, scale: str) -> tuple[dict, list[dict], list[Va
     compares_releases = ":" in claim["numerator_role"] + claim["denominator_role"]
     the_family = family(params["workload"]["name"])
     ordered = (*FACTORS[:-1], threads, FACTORS[-1])  # the threads before the cache, as the page lists them
+    names = [f.name for f in ordered]
+    unknown = [name for name in only or [] if name not in names]
+    if unknown:
+        raise ValueError(f"FACTORS: {', '.join(map(repr, unknown))} not a factor; allowed: {', '.join(names)}")
     for factor in ordered:
+        if only and factor.name not in only:
+            continue
         if factor.name == "release" and compares_releases:
             continue  # the release is what the claim compares: swapping it changes nothing
         grouped = the_family.measured_inserts_grouped if phase == "measure" else the_family.load_inserts_grouped
@@ -399,10 +406,11 @@ def read_answer(exp: str, claim_id: str) -> dict | None:
 
 
 def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embedded", repeat: int = 1,
-            runner: Callable | None = None) -> Path:
-    """Run the base and every variant of the claim's systems; write the page; its path."""
+            runner: Callable | None = None, only: list[str] | None = None) -> Path:
+    """Run the base and every variant of the claim's systems (or of the factors `only` names);
+    write the page; its path."""
     from .experiment import run_repeated
-    claim, systems, variants = plan(exp, claim_id, scale)
+    claim, systems, variants = plan(exp, claim_id, scale, only)
     labels = [s["label"] for s in systems]
     run = runner or (lambda changes, sets: run_repeated(exp, scale, target, repeat, changes, sets))
     rows, base_runs = [], []

@@ -185,3 +185,11 @@ def test_tokumx_inserts_one_document_per_call_so_grouping_is_not_run():
         _, _, variants = explain.plan(exp, claim, "default")
         grouping = next(v for v in variants if v.factor == "insert grouping")
         assert grouping.sets == [] and "one document" in grouping.not_run
+
+
+def test_factors_can_be_named_and_a_misspelt_one_is_refused():
+    _, _, variants = explain.plan("linkbench_cached", "lb.query.cached.btree_vs_lsm", "default",
+                                  ["rocksdb scans", "checkpoints in measured time"])
+    assert [v.factor for v in variants] == ["base", "checkpoints in measured time", "rocksdb scans"]
+    with pytest.raises(ValueError, match=r"FACTORS: 'rocksdb scan' not a factor; allowed: settings, release, .*cache size"):
+        explain.plan("linkbench_cached", "lb.query.cached.btree_vs_lsm", "default", ["rocksdb scan"])
