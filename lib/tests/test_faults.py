@@ -248,6 +248,10 @@ def _kill_the_runner_in_the_query_phase(tmp_path, monkeypatch, label: str) -> Pa
     once it has reported its first query interval. Returns the run folder."""
     params = load_params("linkbench_cached", "smoke")
     params["systems"] = [s for s in params["systems"] if s["label"] in ("wt.op1", "rx.op1")]
+    # A query phase of 8 one-second intervals: the kill lands in it even when the killer, polling
+    # beside the rest of the suite, sees the first interval late (with 2 s it once landed in the
+    # rate sweep after it).
+    params["phases"]["measure"]["duration_s"] = 8
     monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
     monkeypatch.setenv("ENGINEBENCH_DATA", str(tmp_path / "data"))
     monkeypatch.setattr(driver, "load_params", lambda exp, scale, sets=None: params)

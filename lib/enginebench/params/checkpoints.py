@@ -32,6 +32,9 @@ def scaled_interval(checkpoint_s: int, duration_s: float, stands_for_s: float) -
 def scale_systems(measure: dict | None, systems: list) -> None:
     """Every system with a checkpoint interval gets the scaled one (System models, in place)."""
     if not measure or measure.get("stands_for_s") is None:
+        for system in systems:  # a resolved dump validated again without the rule: as given
+            if system.checkpoint_scaled_from_s is not None:
+                system.options["checkpoint_s"], system.checkpoint_scaled_from_s = system.checkpoint_scaled_from_s, None
         return
     for system in systems:
         # Params validated again from a resolved dump (which records the interval given) scale

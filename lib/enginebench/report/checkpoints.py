@@ -40,7 +40,11 @@ def spans(run: RunData) -> pl.DataFrame:
                 took = event["took_ms"] / 1000
                 rows.append({"system": label, "phase": phase, "began": max(0.0, into - took), "ended": into,
                              "seconds": took})
-                running.pop(phase, None)
+                # One that was running ended; one begun in the same half second is the next
+                # (WiredTiger runs one at a time), else what began was the one that ended.
+                was_running = running.pop(phase, None) is not None
+                if was_running and event["began"] > 0:
+                    running[phase] = into
             elif event["began"] > 0:
                 running[phase] = into
         rows += [{"system": label, "phase": phase, "began": began, "ended": None, "seconds": None}
@@ -93,8 +97,11 @@ def sentence(run: RunData, found: pl.DataFrame) -> str:
     if rule:
         said.append(f"Checkpoints in the post's proportion (`phases.measure.stands_for_s`): {rule}.")
     if not quiesce and measure:
+        cold = (params.get("phases") or {}).get("cold_start", "none") != "none"
         said.append("No checkpoint or flush between the load and the queries (`phases.quiesce_checkpoint: false`), "
-                    "as the post went from one to the other.")
+                    "as the post went from one to the other"
+                    + ("; the cold start still closes each engine, which checkpoints WiredTiger and flushes "
+                       "RocksDB's memtables." if cold else "."))
     if found.is_empty():
         said.append("No engine reported a checkpoint inside a phase.")
     else:

@@ -401,6 +401,9 @@ impl<'a> Coordinator<'a> {
     /// After the workers have joined: closes the last interval and reports the phase.
     fn finish(mut self, stopped_by: Option<String>, steady_at: Option<i64>) -> PhaseResult {
         let spec = self.spec;
+        if self.checkpoints.is_some() {
+            self.mark_checkpoints(); // one that began or ended since the last half-second reading
+        }
         let finished = self.last_done.lock().unwrap().filter(|_| self.end.is_none()).unwrap_or_else(Instant::now);
         let failures = std::mem::take(&mut *self.failures.lock().unwrap());
         let aborted_by_signal = ABORT.load(Ordering::SeqCst);
