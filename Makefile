@@ -42,7 +42,7 @@ STANDIN_INPUTS := tools/build_standin.sh tools/standin/pom.xml $(shell find tool
 # The second stand-in, FerretDB (Go, on SQLite), built from the Go module proxy by `make test` too.
 FERRETDB_BIN := .build/ferretdb/ferretdb
 
-.PHONY: all setup native wiredtiger-2.9.2 setup-legacy standin ferretdb experiment test test-builds test-uri reports compare explain bench clean notebooks help
+.PHONY: all setup native server-cost wiredtiger-2.9.2 setup-legacy standin ferretdb experiment test test-builds test-uri reports compare explain bench clean notebooks help
 
 # Each experiment's question and timed phases come from its params (lib/enginebench/helptext.py);
 # before `make setup` only the names can be listed.
@@ -138,6 +138,11 @@ explain: native
 LINKBENCH_RUN ?=
 bench: native
 	$(PY) -m enginebench bench $(if $(LINKBENCH_RUN),--linkbench-run "$(LINKBENCH_RUN)")
+
+# The stand-in server's CPU per operation of each experiment through the same client (a few
+# minutes): the upper bound on a server's own layer that embedded reports add to their ratios.
+server-cost: native $(STANDIN_JAR)
+	$(PY) -m enginebench server-cost
 
 # Re-execute the notebooks at the smoke scale and store their nbval reference outputs; the
 # notebooks themselves are the source (edit them directly). NB=<family> limits it to one.

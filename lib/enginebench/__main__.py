@@ -60,6 +60,8 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--scale", default="smoke", choices=SCALES)
     a.add_argument("--target", default="auto")
     a.add_argument("--force", action="store_true", help="re-run experiments that already have a run of this code")
+    sub.add_parser("server-cost", help="the stand-in server's CPU per operation of each experiment through the same "
+                                       "client: what a server's layer would add to an embedded run (its reports say)")
     x = sub.add_parser("explain", help="run a claim's systems once per named factor and say which move its ratio")
     x.add_argument("exp")
     x.add_argument("claim")
@@ -139,6 +141,11 @@ def _bench(args) -> None:
     bench(args.linkbench_run)
 
 
+def _server_cost(_args) -> None:
+    from .server_cost import measure, print_figures
+    print_figures(measure())
+
+
 def _help(_args) -> None:
     from .helptext import help_text
     print(help_text())
@@ -151,6 +158,7 @@ COMMANDS = {
     "reports": _reports,
     "compare": _compare,
     "bench": _bench,
+    "server-cost": _server_cost,
     "explain": _explain,
     "all": _all,
     "help": _help,

@@ -145,3 +145,32 @@ def test_the_engines_checkpoints_are_marked_in_the_measured_time(report):
     text = report.read_text()
     assert "checkpointed every 1 s, 600 s × 2 / 3600 (the floor)" in text
     assert "The engines&#x27; checkpoints inside each phase" in text or "The engines' checkpoints inside each phase" in text
+
+
+def test_the_stand_in_layer_is_measured_and_the_embedded_claims_add_it(report, monkeypatch):
+    """`make server-cost` on LinkBench (a short phase): the stand-in's CPU per operation, then the
+    embedded smoke run's ratios with it added, each pulled toward 1 and never across."""
+    from enginebench import server_cost, standin
+    from enginebench.families.linkbench import report as linkbench_report
+    from enginebench.report import server_cost as layer
+    from enginebench.report.rundata import load_run
+    if standin.missing():
+        pytest.skip(standin.missing())
+    base = report.parent.parent
+    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(base / "server-cost-results"))
+    monkeypatch.setenv("ENGINEBENCH_DATA", str(base / "data"))
+    path = server_cost.measure(("linkbench_cached",), sets=["phases.measure.duration_s=3"])
+    measured = server_cost.latest()
+    assert measured["path"] == str(path) and "git" in measured
+    for phase in ("load", "run"):
+        figure, where = server_cost.figure(measured, "linkbench_cached", "linkbench", phase)
+        assert figure > 0 and where == "linkbench_cached"
+    # Another experiment of the family reads the family's figure.
+    assert server_cost.figure(measured, "linkbench_uncached_disk", "linkbench", "run")[1] == "linkbench_cached"
+    embedded = load_run(next((base / "results" / "linkbench_cached").iterdir()))
+    found = layer.table(embedded, linkbench_report.claims_table(embedded), measured)
+    assert {"lb.load.btree_vs_lsm", "lb.query.cached.btree_vs_lsm"} <= set(found["id"])
+    for row in found.to_dicts():  # toward 1, never past it
+        before, after = row["measured_ratio"], row["ratio with the layer"]
+        assert min(before, 1) - 0.01 <= after <= max(before, 1) + 0.01
+    assert "upper bound" in layer.sentence(embedded, measured, found)

@@ -51,6 +51,20 @@ def show_claims(table: pl.DataFrame, title: str = "Claims", columns=TABLE_COLUMN
         note = explain_note(run.manifest["experiment"], table)
         if note:
             display(HTML(note))
+        show_server_layer(run, table)
+
+
+def show_server_layer(run: RunData, claims: pl.DataFrame) -> None:
+    """How far a server's own layer, which an embedded run leaves out, would move each ratio."""
+    from .. import server_cost as measured_cost
+    from . import server_cost
+    measured = measured_cost.latest()
+    found = server_cost.table(run, claims, measured)
+    said = server_cost.sentence(run, measured, found)
+    if said:
+        display(Markdown(said))
+    if not found.is_empty():
+        display(HTML(html.table(found, "The claims' ratios with a server's layer added (an upper bound)")))
 
 
 def show_context(run: RunData) -> None:
