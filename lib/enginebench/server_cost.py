@@ -6,9 +6,9 @@ for both engines, so the posts' ratios sit nearer 1 than the engines' own. This 
 cost where it can be measured here: each experiment's smoke systems, with seconds of work per
 phase (bench.FAMILY_WORK, CLIENT_WORK), on the uri target against the stand-in server started
 for it (mongo-java-server on H2: standin.py), through the same client; the server process's CPU
-(every thread, read by psutil every SAMPLE_S) over each phase, per operation as the report counts
-operations (the phase's per-op denominator: a LinkBench load counts documents, its query phase
-requests).
+(every thread, read by the runs' own sampler every SAMPLE_S) over each phase, per operation as
+the report counts operations (the phase's per-op denominator: a LinkBench load counts
+documents, its query phase requests).
 
 It is an upper bound on mongod's own layer: the stand-in's figure includes its storage engine and
 its runtime's costs (the JVM's JIT and collector). The posts give no figure for mongod's layer
@@ -23,14 +23,12 @@ import json
 import socket
 import statistics
 import tempfile
-import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
 
 import polars as pl
-import psutil
-
+from .metrics.sampler import Sampler
 from .paths import results_dir
 
 SAMPLE_S = 0.2
@@ -52,48 +50,36 @@ def folder() -> Path:
 
 
 class CpuTrace:
-    """A process's CPU seconds (all its threads), read every SAMPLE_S with the wall time."""
+    """A process's CPU seconds (all its threads) with the wall time, read every SAMPLE_S by the
+    runs' own sampler (metrics/sampler.py) over the process and its data folder."""
 
-    def __init__(self, pid: int):
-        self.process = psutil.Process(pid)
-        self.points: list[tuple[float, float]] = []
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, name="server-cpu", daemon=True)
+    def __init__(self, pid: int, data_dir: Path):
+        # The folder's size is read once at each end, not every SAMPLE_S.
+        self.sampler = Sampler([pid], data_dir, SAMPLE_S, size_every=10**9)
 
-    def _read(self) -> None:
-        times = self.process.cpu_times()
-        self.points.append((time.time(), times.user + times.system))
-
-    def _sample(self) -> None:
-        while not self._stop.is_set():
-            try:
-                self._read()
-            except psutil.Error:
-                return  # the server is gone: what was read stays
-            self._stop.wait(SAMPLE_S)
+    @property
+    def points(self) -> list[tuple[float, float]]:
+        return [(s["t"], s["cpu_user_s"] + s["cpu_sys_s"]) for s in self.sampler.samples]
 
     def __enter__(self) -> "CpuTrace":
-        self._thread.start()
+        self.sampler.start()
         return self
 
     def __exit__(self, *_exc) -> None:
-        self._stop.set()
-        self._thread.join()
-        try:
-            self._read()  # the last phase may end after the last periodic reading
-        except psutil.Error:
-            pass
+        self.sampler.stop()  # its last reading covers a phase that ended after the periodic ones
 
     def idle_rate(self) -> float:
         """CPU seconds per second over the readings so far (taken while the server idles)."""
-        (t0, c0), (t1, c1) = self.points[0], self.points[-1]
+        points = self.points
+        (t0, c0), (t1, c1) = points[0], points[-1]
         return (c1 - c0) / (t1 - t0) if t1 > t0 else 0.0
 
     def between(self, t0: float, t1: float) -> float | None:
         """CPU seconds used from t0 to t1, interpolated between the readings around each."""
-        if len(self.points) < 2 or t0 < self.points[0][0] or t1 > self.points[-1][0]:
+        points = self.points
+        if len(points) < 2 or t0 < points[0][0] or t1 > points[-1][0]:
             return None
-        return _at(self.points, t1) - _at(self.points, t0)
+        return _at(points, t1) - _at(points, t0)
 
 
 def _at(points: list[tuple[float, float]], t: float) -> float:
@@ -143,8 +129,8 @@ def measure(experiments: tuple[str, ...] = EXPERIMENTS, sets: list[str] | None =
     out.parent.mkdir(parents=True, exist_ok=True)
     for exp in experiments:
         work = sets if sets is not None else bench.CLIENT_WORK.get(exp) or bench.FAMILY_WORK.get(exp)
-        with tempfile.TemporaryDirectory() as logs, standin.standin_server(Path(logs)) as (uri, proc, _), \
-                bench._environment(ENGINEBENCH_URI=uri), CpuTrace(proc.pid) as trace:
+        with tempfile.TemporaryDirectory() as logs, standin.standin_server(Path(logs)) as (uri, proc, dbpath), \
+                bench._environment(ENGINEBENCH_URI=uri), CpuTrace(proc.pid, dbpath) as trace:
             time.sleep(IDLE_S)
             idle = trace.idle_rate()
             run_dir = bench._run(exp, "smoke", "uri", sets=work)

@@ -30,14 +30,14 @@ def test_cpu_and_rate_ratios_by_hand():
     assert layer.diluted("rate", 2.0, 50_000.0, 10.0, cores=1) == pytest.approx(1.5)
 
 
-def test_the_trace_reads_a_busy_process_cpu_between_two_moments():
+def test_the_trace_reads_a_busy_process_cpu_between_two_moments(tmp_path):
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
         process = psutil.Process(busy.pid)
         deadline = time.time() + 30
         while sum(process.cpu_times()[:2]) < 0.1 and time.time() < deadline:  # it runs
             time.sleep(0.05)
-        with server_cost.CpuTrace(busy.pid) as trace:
+        with server_cost.CpuTrace(busy.pid, tmp_path) as trace:
             time.sleep(0.5)
             t0 = time.time()
             time.sleep(1.5)
