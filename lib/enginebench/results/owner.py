@@ -8,6 +8,7 @@ exists. A pid alone is not enough: pids are reused, and a reboot starts them all
 from __future__ import annotations
 
 import os
+import re
 import socket
 from pathlib import Path
 
@@ -25,7 +26,19 @@ def boot_id() -> str | None:
         return None
 
 
+# The name a host gives its runs (run ids, provenance) when its machine name would not tell it
+# apart: cloud VMs cloned from one image, or two cluster workers on one machine (docs/cluster.md).
+HOST_NAME_ENV = "ENGINEBENCH_HOST_NAME"
+HOST_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9-]{0,62}")
+
+
 def hostname() -> str:
+    given = os.environ.get(HOST_NAME_ENV)
+    if given:
+        if not HOST_NAME.fullmatch(given):  # it names folders and cgroups
+            raise ValueError(f"{HOST_NAME_ENV}={given!r}: letters, digits and '-' only (up to 63), "
+                             "starting with a letter or digit")
+        return given
     return socket.gethostname().split(".")[0] or "host"
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import psutil
 
 from ..paths import repo_root
+from .owner import HOST_NAME_ENV, hostname
 from .reclaim import proactive_pageout
 
 PACKAGES = ("enginebench", "pymongo", "polars", "altair", "vl-convert-python", "papermill", "hdrhistogram",
@@ -67,8 +68,11 @@ def _filesystem(path: Path) -> dict:
 
 def host_facts(data_dir: Path) -> dict:
     vm = psutil.virtual_memory()
+    named = os.environ.get(HOST_NAME_ENV)
     return {
-        "hostname": socket.gethostname(),
+        # A host named by ENGINEBENCH_HOST_NAME keeps its machine's own name beside it.
+        "hostname": hostname() if named else socket.gethostname(),
+        **({"machine": socket.gethostname()} if named else {}),
         "cpu_model": _cpu_model(),
         "logical_cpus": psutil.cpu_count(logical=True),
         "physical_cpus": psutil.cpu_count(logical=False),

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import tempfile
 import time
 from datetime import datetime, timezone
@@ -72,7 +71,7 @@ class RunFolder:
     def create(cls, params: dict, target: dict, banner: list[str], resources: dict,
                runner_env: dict | None = None) -> "RunFolder":
         stamp = datetime.now(timezone.utc).strftime("%Y%m%d-%H%M%S")
-        host = socket.gethostname().split(".")[0] or "host"
+        host = hostname()
         base = results_dir() / params["experiment"]
         base.mkdir(parents=True, exist_ok=True)
         for n in range(1, 1000):
