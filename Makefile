@@ -124,9 +124,17 @@ compare: $(STAMP)
 
 # The whole collection: every experiment in turn at SCALE, skipping those already run from this
 # code and params (FORCE=1 re-runs them), then reports/index.html with every claim.
+# EXPERIMENTS=a,b runs only those. CLUSTER=tcp://<head>:8786 sends each experiment to a host of a
+# Dask cluster (docs/cluster.md), REPEAT=n times on different hosts; SHARED=<folder>, the same on
+# every host, takes the run folders there instead of back over the network.
 FORCE ?=
+EXPERIMENTS ?=
+CLUSTER ?=
+SHARED ?=
 all: native
-	$(PY) -m enginebench all --scale "$(SCALE)" --target "$(TARGET)" $(if $(FORCE),--force)
+	$(PY) -m enginebench all --scale "$(SCALE)" --target "$(TARGET)" $(if $(FORCE),--force) \
+	    $(if $(EXPERIMENTS),--experiments "$(EXPERIMENTS)") $(if $(CLUSTER),--cluster "$(CLUSTER)" --repeat "$(REPEAT)") \
+	    $(if $(SHARED),--shared "$(SHARED)")
 
 # Why a claim's verdict differs from the post: its systems once per named factor (lib/enginebench/explain.py).
 explain: native

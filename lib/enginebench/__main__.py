@@ -60,6 +60,12 @@ def parser() -> argparse.ArgumentParser:
     a.add_argument("--scale", default="smoke", choices=SCALES)
     a.add_argument("--target", default="auto")
     a.add_argument("--force", action="store_true", help="re-run experiments that already have a run of this code")
+    a.add_argument("--experiments", default=None, help="only these experiments (comma-separated)")
+    a.add_argument("--cluster", default="", help="a Dask scheduler's address, tcp://<host>:<port>: each experiment "
+                                                 "runs whole on one of its hosts (docs/cluster.md)")
+    a.add_argument("--repeat", type=int, default=1, help="with --cluster: runs of each experiment, on different hosts")
+    a.add_argument("--shared", default="", help="with --cluster: a folder every host and this machine see; the "
+                                                "run folders are written there and the page is made from it")
     sub.add_parser("server-cost", help="the stand-in server's CPU per operation of each experiment through the same "
                                        "client: what a server's layer would add to an embedded run (its reports say)")
     x = sub.add_parser("explain", help="run a claim's systems once per named factor and say which move its ratio")
@@ -125,9 +131,28 @@ def _compare(args) -> None:
     print(f"comparison: {write_comparison(args.a, args.b)}")
 
 
-def _all(args) -> None:
+def _all(args) -> int:
     from .collection import run_all
-    run_all(args.scale, args.target, args.force)
+    from .targets import TARGETS
+    if args.target not in TARGETS:
+        raise ValueError(f"unknown target {args.target!r}; allowed: {', '.join(TARGETS)}")
+    if not args.cluster:
+        if args.repeat != 1 or args.shared:
+            raise ValueError("REPEAT and SHARED apply to make all on a cluster (CLUSTER=); locally, "
+                             "make experiment EXP=<experiment> REPEAT=n")
+        run_all(args.scale, args.target, args.force, args.experiments)
+        return 0
+    import os
+    from pathlib import Path
+    from .cluster.submit import run_on_cluster
+    if args.shared:
+        if not Path(args.shared).is_dir():
+            raise ValueError(f"SHARED={args.shared}: not a folder on this machine; it must be the same folder on every host")
+        # The shared folder is the collection's results folder: merged there, read from there.
+        os.environ["ENGINEBENCH_RESULTS"] = str(Path(args.shared).resolve())
+    _, ledger = run_on_cluster(args.cluster, args.scale, args.target, args.force, args.experiments, args.repeat,
+                               str(Path(args.shared).resolve()) if args.shared else None)
+    return 0 if all(u["status"] == "complete" for u in ledger["units"].values()) else 1
 
 
 def _explain(args) -> None:

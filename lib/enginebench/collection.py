@@ -1,5 +1,6 @@
 """`make all [SCALE=...]`: every experiment in turn, as `make experiment` runs each, then the
-collection page (reports/index.html with every claim, report/collection.py).
+collection page (reports/index.html with every claim, report/collection.py). With CLUSTER= the
+experiments go to the hosts of a Dask cluster instead (cluster/submit.py).
 
 It resumes: an experiment whose newest complete run at the scale was made from the same code
 (commit, clean tree) with the same params on the same target is skipped, and the command says
@@ -25,14 +26,15 @@ def _comparable(params: dict) -> str:
     return json.dumps(params, sort_keys=True, default=str)
 
 
-def reusable_run(exp: str, scale: str, target_kind: str) -> Path | None:
-    """The newest complete run of exp at scale on this kind of target made from this very code
-    and params, or None. A run from a tree with uncommitted changes is never reused: its code is
+def reusable_runs(exp: str, scale: str, target_kind: str) -> list[Path]:
+    """The complete runs of exp at scale on this kind of target made from this very code and
+    params, newest first. A run from a tree with uncommitted changes is never reused: its code is
     not known."""
     code = git_state()
     if not code.get("sha") or code.get("dirty"):
-        return None
+        return []
     wanted = _comparable(load_params(exp, scale))
+    found = []
     for folder in sorted((results_dir() / exp).glob("*/manifest.json"), reverse=True):
         manifest = json.loads(folder.read_text())
         if (manifest.get("status") == "complete" and manifest.get("scale") == scale
@@ -40,8 +42,25 @@ def reusable_run(exp: str, scale: str, target_kind: str) -> Path | None:
                 and not manifest.get("selection") and not manifest.get("repeat")
                 and (manifest.get("git") or {}).get("sha") == code["sha"] and not manifest["git"].get("dirty")
                 and _comparable(manifest.get("params")) == wanted):
-            return folder.parent
-    return None
+            found.append(folder.parent)
+    return found
+
+
+def reusable_run(exp: str, scale: str, target_kind: str) -> Path | None:
+    """The newest of reusable_runs, or None."""
+    return next(iter(reusable_runs(exp, scale, target_kind)), None)
+
+
+def chosen_experiments(only: str | list[str] | None) -> list[str]:
+    """EXPERIMENTS=a,b: those experiments, in the collection's order; every one when none are
+    named. A name that is not an experiment is refused with the list, before anything starts."""
+    names = experiments()
+    wanted = [n.strip() for n in only.split(",")] if isinstance(only, str) else list(only or [])
+    wanted = [n for n in wanted if n]
+    unknown = [n for n in wanted if n not in names]
+    if unknown:
+        raise ValueError(f"EXPERIMENTS: unknown experiment {', '.join(map(repr, unknown))}; allowed: {', '.join(names)}")
+    return [n for n in names if n in wanted] if wanted else names
 
 
 def past_seconds(exp: str, scale: str) -> float | None:
@@ -69,13 +88,13 @@ def estimate(left: list[str], scale: str) -> str:
     return text + (f" plus {unknown} experiment(s) never run here" if unknown else "") + " (from this host's earlier runs)"
 
 
-def run_all(scale: str = "smoke", target: str = "auto", force: bool = False) -> Path:
-    """Every experiment at scale, skipping those already run from this code and params; the
-    collection page's path."""
+def run_all(scale: str = "smoke", target: str = "auto", force: bool = False, only: str | None = None) -> Path:
+    """Every experiment at scale (only those named, EXPERIMENTS=a,b), skipping those already run
+    from this code and params; the collection page's path."""
     from .experiment import run_experiment
     from .report.collection import write_collection
     from .targets import resolve_target
-    names = experiments()
+    names = chosen_experiments(only)
     started = time.time()
     for i, exp in enumerate(names, 1):
         kind = resolve_target(target, load_params(exp, scale))["kind"]

@@ -19,7 +19,8 @@ make experiment EXP=<name> [SCALE={'|'.join(SCALES)}] [TARGET=auto|embedded|mong
     SCALE defaults to {DEFAULT_SCALE}; smoke takes seconds, default minutes on 2 cores, paper the post's own sizes.
     SYSTEMS=wt.op1,rx.op1 runs only those systems; the report names the ones that did not run.
     RUN=data/results/<exp>/<run> re-renders that run's report and runs nothing.
-make all [SCALE=...] [FORCE=1] every experiment in turn (skipping those run from this code and params), then the collection page
+make all [SCALE=...] [FORCE=1] [EXPERIMENTS=a,b] every experiment in turn (skipping those run from this code and params), then the collection page
+    CLUSTER=tcp://<head>:8786 [REPEAT=n] [SHARED=<folder>] sends each experiment to a host of a Dask cluster (docs/cluster.md).
 make explain EXP=<name> CLAIM=<id>  the claim's systems once per named factor: which move its ratio
 make reports                  reports/index.html: every claim's verdict, and every run of each experiment and scale
 make compare A=<run> B=<run>  what changed between two runs: headline ratios against noise, host speed, verdicts
