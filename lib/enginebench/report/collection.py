@@ -9,12 +9,19 @@ of inline script over the table.
 A row comes from the newest complete run of the claim's experiment on one kind of target, at the
 largest scale that has one; runs on different targets (the embedded engines, a mongod, a server
 behind a URI) are never mixed in one row.
+
+Runs from several hosts (`make all CLUSTER=...`, docs/cluster.md) each count: per claim, the data
+has a row per host (its newest complete run there, the hardware it ran on) and a row over all of
+them, judged as repeats are (report/repeats.py combine_claims: the same verdict on every host, or
+inconclusive), with the spread of the ratio between hosts. The page shows the row over all hosts
+and names each host's verdict beside it; a run on one host reads as it always did, its host named.
 """
 from __future__ import annotations
 
 import csv
 import html
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -37,7 +44,10 @@ STUDIES = {
 }
 SCALE_ORDER = ("paper", "default", "smoke")
 FIELDS = ("study", "claim_id", "claim", "experiment", "target", "scale", "run_id", "runs", "published_ratio",
-          "measured_ratio", "verdict", "size", "reason", "from", "report", "why_it_differs", "explain_page")
+          "measured_ratio", "verdict", "size", "reason", "from", "report", "why_it_differs", "explain_page",
+          "host", "hardware", "hosts", "per_host", "host_spread")
+# The `host` of a row judged over every host's run (the page's row when there are several).
+ALL_HOSTS = "all hosts"
 
 
 def _study(seed: str) -> tuple[str, str, str]:
@@ -61,15 +71,68 @@ def _verdicts(run: Path) -> list[dict] | None:
     return json_safe(repeats.claims(data, family.report_module().claims_table).to_dicts())
 
 
-def _runs_per_target(runs: list[Path]) -> dict[tuple[str, str], Path]:
-    """(target kind, scale) -> the newest complete run of every system there."""
-    groups: dict[tuple[str, str], list[Path]] = {}
+def host_of(manifest: dict) -> str:
+    return ((manifest.get("host") or {}).get("hostname") or "").split(".")[0] or "unknown host"
+
+
+def hardware(manifest: dict) -> str:
+    """What a run's host was: CPU, its count, memory, and its speed probe at the run's start."""
+    host = manifest.get("host") or {}
+    parts = [host.get("cpu_model") or "CPU not recorded"]
+    if host.get("logical_cpus"):
+        parts.append(f"{host['logical_cpus']} CPUs")
+    if host.get("memory_bytes"):
+        parts.append(f"{host['memory_bytes'] / 2**30:.0f} GiB")
+    probe = ((host.get("speed") or {}).get("start") or {}).get("docs_per_s")
+    if probe:
+        parts.append(f"probe {probe / 1000:.0f}k docs/s")
+    return ", ".join(parts)
+
+
+def _runs_per_target(runs: list[Path]) -> dict[tuple[str, str], dict[str, Path]]:
+    """(target kind, scale) -> {host: its newest complete run of every system there}."""
+    groups: dict[tuple[str, str, str], list[Path]] = {}
     for run in runs:
         manifest = json.loads((run / "manifest.json").read_text())
         kind = (manifest.get("target") or {}).get("kind") or "embedded"
-        groups.setdefault((kind, manifest.get("scale") or ""), []).append(run)
-    chosen = {key: newest_complete(group) for key, group in groups.items()}
-    return {key: run for key, run in chosen.items() if run is not None}
+        groups.setdefault((kind, manifest.get("scale") or "", host_of(manifest)), []).append(run)
+    chosen: dict[tuple[str, str], dict[str, Path]] = {}
+    for (kind, scale, host), group in sorted(groups.items()):
+        run = newest_complete(group)
+        if run is not None:
+            chosen.setdefault((kind, scale), {})[host] = run
+    return chosen
+
+
+def _spread(ratios: list[float]) -> str:
+    """The ratio's range between hosts, with its coefficient of variation."""
+    if len(ratios) < 2:
+        return "one host measured a ratio" if ratios else "no host measured a ratio"
+    mean = sum(ratios) / len(ratios)
+    sd = math.sqrt(sum((r - mean) ** 2 for r in ratios) / (len(ratios) - 1))
+    cv = f", CV {100 * sd / abs(mean):.0f}%" if mean else ""
+    return f"ratio {min(ratios):.2f} to {max(ratios):.2f} between hosts{cv}"
+
+
+def over_hosts(per_host: list[dict], verdicts: list[dict]) -> dict:
+    """One claim's row over every host's run, judged as repeats are (repeats.combine_claims):
+    the verdict every host gave, `inconclusive` where they disagree, `within noise` where the
+    hosts' spread reaches the bound; each host's verdict and the spread between them named."""
+    from .repeats import combine_claims
+    from .trust import with_size
+    # One frame, so every host's row has the same column types; the size is judged again over the hosts.
+    table = pl.DataFrame(verdicts).drop("size", strict=False)
+    combined = with_size(combine_claims([table.slice(i, 1) for i in range(table.height)])).row(0, named=True)
+    ratios = [v["measured_ratio"] for v in verdicts
+              if isinstance(v.get("measured_ratio"), (int, float)) and math.isfinite(v["measured_ratio"])]
+    first = per_host[0]
+    return {**first, "run_id": " ".join(r["run_id"] for r in per_host), "runs": sum(r["runs"] for r in per_host),
+            "measured_ratio": combined.get("measured_ratio"), "verdict": combined["verdict"],
+            "size": combined.get("size", ""), "reason": combined.get("reason", ""), "from": combined.get("from", ""),
+            "report": "", "host": ALL_HOSTS, "hardware": "; ".join(f"{r['host']}: {r['hardware']}" for r in per_host),
+            "hosts": len(per_host),
+            "per_host": "; ".join(f"{r['host']}: {r['verdict']} at {_ratio(r['measured_ratio'])}" for r in per_host),
+            "host_spread": _spread(ratios)}
 
 
 def claim_rows() -> list[dict]:
@@ -82,21 +145,32 @@ def claim_rows() -> list[dict]:
         study = _study(claim["seed"])[0]
         found = False
         for exp in re.split(r"[|+]", claim["experiment"]):
-            for (kind, scale), run in sorted(_runs_per_target(by_experiment.get(exp, [])).items()):
-                verdict = next((c for c in _verdicts(run) or [] if c["id"] == claim["id"]), None)
-                if verdict is None:
+            for (kind, scale), by_host in sorted(_runs_per_target(by_experiment.get(exp, [])).items()):
+                per_host, verdicts = [], []
+                for host, run in by_host.items():
+                    verdict = next((c for c in _verdicts(run) or [] if c["id"] == claim["id"]), None)
+                    if verdict is None:
+                        continue
+                    manifest = json.loads((run / "manifest.json").read_text())
+                    verdicts.append(verdict)
+                    per_host.append({
+                        "study": study, "claim_id": claim["id"], "claim": claim["claim"], "experiment": exp,
+                        "target": kind, "scale": scale, "run_id": run.name,
+                        "runs": (manifest.get("repeat") or {}).get("of", 1),
+                        "published_ratio": verdict.get("published_ratio"),
+                        "measured_ratio": verdict.get("measured_ratio"), "verdict": verdict["verdict"],
+                        "size": verdict.get("size", ""), "reason": verdict.get("reason", ""),
+                        "from": verdict.get("from", ""),
+                        "report": str(run / "report.html") if (run / "report.html").is_file() else "",
+                        "host": host, "hardware": hardware(manifest), "hosts": 1, "per_host": "", "host_spread": "",
+                        **why_it_differs(exp, claim["id"], verdict, scale)})
+                if not per_host:
                     continue
                 found = True
-                manifest = json.loads((run / "manifest.json").read_text())
-                rows.append({"study": study, "claim_id": claim["id"], "claim": claim["claim"], "experiment": exp,
-                             "target": kind, "scale": scale, "run_id": run.name,
-                             "runs": (manifest.get("repeat") or {}).get("of", 1),
-                             "published_ratio": verdict.get("published_ratio"),
-                             "measured_ratio": verdict.get("measured_ratio"), "verdict": verdict["verdict"],
-                             "size": verdict.get("size", ""), "reason": verdict.get("reason", ""),
-                             "from": verdict.get("from", ""),
-                             "report": str(run / "report.html") if (run / "report.html").is_file() else "",
-                             **why_it_differs(exp, claim["id"], verdict, scale)})
+                rows.extend(per_host)
+                if len(per_host) > 1:
+                    combined = over_hosts(per_host, verdicts)
+                    rows.append({**combined, **why_it_differs(exp, claim["id"], combined, scale)})
         if not found:
             first = re.split(r"[|+]", claim["experiment"])[0]
             rows.append({"study": study, "claim_id": claim["id"], "claim": claim["claim"],
@@ -104,7 +178,8 @@ def claim_rows() -> list[dict]:
                          "published_ratio": float(claim["reference_ratio"]) if claim["reference_ratio"] else None,
                          "measured_ratio": None, "verdict": "no run yet",
                          "size": "", "reason": f"no complete run: make experiment EXP={first}",
-                         "from": "", "report": "", "why_it_differs": "", "explain_page": ""})
+                         "from": "", "report": "", "why_it_differs": "", "explain_page": "",
+                         "host": "", "hardware": "", "hosts": 0, "per_host": "", "host_spread": ""})
     return rows
 
 
@@ -128,9 +203,13 @@ def _ratio(value) -> str:
 
 
 def page_rows(rows: list[dict]) -> list[dict]:
-    """The page's rows: per claim, experiment and target, the run at the largest scale."""
+    """The page's rows: per claim, experiment and target, the run at the largest scale (over all
+    hosts where several ran it)."""
+    several = {(r["claim_id"], r["experiment"], r["target"], r["scale"]) for r in rows if r.get("host") == ALL_HOSTS}
     best: dict[tuple, dict] = {}
     for row in rows:
+        if (row["claim_id"], row["experiment"], row["target"], row["scale"]) in several and row["host"] != ALL_HOSTS:
+            continue  # one host's row, named in the row over all of them
         key = (row["claim_id"], row["experiment"], row["target"])
         rank = SCALE_ORDER.index(row["scale"]) if row["scale"] in SCALE_ORDER else len(SCALE_ORDER)
         if key not in best or rank < best[key][0]:
@@ -186,6 +265,14 @@ document.querySelectorAll('select[data-filter]').forEach(function (s) {
 </script>"""
 
 
+def hosts_text(row: dict) -> str:
+    """Where the row's runs ran: the host and its hardware, or over several hosts each one's
+    verdict, the spread between them and each one's hardware."""
+    if row.get("host") == ALL_HOSTS:
+        return f"over {row['hosts']} hosts, {row['host_spread']}: {row['per_host']}. Hardware: {row['hardware']}"
+    return f"{row['host']}: {row['hardware']}" if row.get("host") else ""
+
+
 def claims_section(rows: list[dict], out_dir: Path) -> str:
     shown = page_rows(rows)
     trust_of = lambda r: f"{r['scale'] or 'no run'}, {r['target'] or '-'}"  # noqa: E731
@@ -199,10 +286,11 @@ def claims_section(rows: list[dict], out_dir: Path) -> str:
             f"data-trust='{html.escape(trust_of(r))}'>"
             + _cell(r["study"]) + _cell(r["claim_id"]) + _cell(r["claim"]) + _cell(r["published_ratio"], True)
             + _cell(r["measured_ratio"], True) + f"<td class='text {css}'>{html.escape(r['verdict'])}</td>"
-            + _cell(r["size"]) + _cell(trust_of(r)) + _cell(r["runs"] or "") + _cell(r["reason"])
+            + _cell(r["size"]) + _cell(trust_of(r)) + _cell(r["runs"] or "") + _cell(hosts_text(r)) + _cell(r["reason"])
             + _why_cell(r) + f"<td class='text'>{report}</td></tr>")
     head = "".join(f"<th class='text'>{h}</th>" for h in ("study", "claim", "in the post's words", "published",
                                                          "ours", "verdict", "size", "scale, target", "runs",
+                                                         "host, hardware",
                                                          "why (when no verdict)", "why it differs from the post",
                                                          "run"))
     filters = (_select("study", sorted({r["study"] for r in shown})) + _select("verdict", sorted({r["verdict"] for r in shown}))
@@ -210,7 +298,8 @@ def claims_section(rows: list[dict], out_dir: Path) -> str:
     summary = "".join(f"<li>{html.escape(line)}</li>" for line in study_lines(shown))
     return (f"<h2 id='claims'>Every claim</h2><ul>{summary}</ul><p>{filters}</p>"
             "<p>Data: <a href='claims.json'>claims.json</a>, <a href='claims.csv'>claims.csv</a> (one row per claim "
-            "and run, every scale and target).</p>"
+            "and run, every scale and target; where several hosts ran an experiment, a row per host and one over "
+            f"all of them, host '{ALL_HOSTS}').</p>"
             f"<table class='eb-table' id='eb-claims'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
             + FILTER_SCRIPT)
 

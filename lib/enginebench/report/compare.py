@@ -37,8 +37,15 @@ def _p(text: str) -> str:
 
 
 def header(a: RunData, b: RunData) -> str:
+    from .collection import hardware, host_of
     title = f"{a.manifest['experiment']}: {a.manifest['run_id']} (A) against {b.manifest['run_id']} (B)"
     out = f"<h1>{html_lib.escape(title)}</h1>"
+    hosts = [host_of(run.manifest) for run in (a, b)]
+    # Two hosts' runs of one experiment (make all CLUSTER=...): which machine each number is from.
+    out += _p(html_lib.escape(
+        f"A ran on {hosts[0]} ({hardware(a.manifest)}), B on {hosts[1]} ({hardware(b.manifest)})"
+        + (": two hosts, so the host-speed probes below say how far their speeds differ." if hosts[0] != hosts[1]
+           else ": the same host.")))
     if a.manifest["experiment"] != b.manifest["experiment"]:
         out += (f"<div class='eb-banner'>A is {html_lib.escape(a.manifest['experiment'])} and B is "
                 f"{html_lib.escape(b.manifest['experiment'])}: different experiments, so only systems with "
