@@ -64,6 +64,17 @@ def test_tables_hold_every_interval_and_op(smoke_run):
     assert nodes["items"].to_list() == [params["workload"]["maxid1"] - 1] * 5
 
 
+def test_each_intervals_mean_is_the_histogram_librarys_own(smoke_run):
+    """The runner sends each interval's mean with its histogram (the library walks every bucket to
+    find it): the two must agree, on every row."""
+    from hdrh.histogram import HdrHistogram
+    run, _ = smoke_run
+    rows = run.ops.filter(pl.col("hist").is_not_null())
+    assert rows.height > 50
+    for encoded, mean in zip(rows["hist"], rows["mean_us"]):
+        assert mean == pytest.approx(HdrHistogram.decode(encoded).get_mean_value(), rel=1e-12)
+
+
 def test_provenance_is_recorded(smoke_run):
     run, _ = smoke_run
     m = run.manifest
