@@ -70,21 +70,28 @@ def check_cluster(client, address: str, shared: str | None) -> dict[str, dict]:
         raise ValueError(f"CLUSTER={address}: no worker declares the {RESOURCE} resource; start one on each host "
                          f"with `dask worker {address} --resources {RESOURCE}=1 --nthreads 1` (docs/cluster.md)")
     facts = client.run(describe, shared, workers=list(workers))
-    code = git_state()
     problems, names = [], {}
     for worker, host in facts.items():
-        if host["sha"] != code.get("sha"):
-            problems.append(f"{host['host']} ({worker}) has its checkout at {host['sha'] or 'no commit'}, this one is "
-                            f"at {code.get('sha')}: check out the same commit there and restart its worker")
-        if host["host"] in names:
-            problems.append(f"two workers name their host {host['host']} ({names[host['host']]}, {worker}): set "
-                            "ENGINEBENCH_HOST_NAME on each to tell them apart")
+        problems += host_problems(worker, host, names, shared)
         names[host["host"]] = worker
-        if shared and not host.get("shared_writable"):
-            problems.append(f"{host['host']} cannot write to SHARED={shared}")
     if problems:
         raise ValueError(f"CLUSTER={address}: " + "; ".join(problems))
     return facts
+
+
+def host_problems(worker: str, host: dict, names: dict[str, str], shared: str | None) -> list[str]:
+    """Why a host cannot take units: another commit, a name another worker gives, an unwritable
+    shared folder (names: host name -> worker address of the hosts already accepted)."""
+    code, problems = git_state(), []
+    if host["sha"] != code.get("sha"):
+        problems.append(f"{host['host']} ({worker}) has its checkout at {host['sha'] or 'no commit'}, this one is "
+                        f"at {code.get('sha')}: check out the same commit there and restart its worker")
+    if names.get(host["host"], worker) != worker:
+        problems.append(f"two workers name their host {host['host']} ({names[host['host']]}, {worker}): set "
+                        "ENGINEBENCH_HOST_NAME on each to tell them apart")
+    if shared and not host.get("shared_writable"):
+        problems.append(f"{host['host']} cannot write to SHARED={shared}")
+    return problems
 
 
 def _scheduler_setting(key: str):
@@ -165,11 +172,25 @@ def _run_units(client, units: list[Unit], hosts: dict[str, dict], ran: dict[str,
     from distributed import wait
     waiting = list(units)
     running: dict = {}  # future -> (unit, worker address)
+    refused: set[str] = set()
     while waiting or running:
-        workers = resource_workers(client)
+        workers = {w: info for w, info in resource_workers(client).items() if w not in refused}
         new = [w for w in workers if w not in hosts]
-        if new:  # a host that joined (or a worker restarted) is described before it gets work
-            hosts.update(client.run(describe, shared, workers=new))
+        if new:  # a host that joined (or a worker restarted) is checked before it gets work
+            try:
+                joined = client.run(describe, shared, workers=new)
+            except (OSError, TimeoutError):  # gone again already: looked at next time, if it is back
+                joined = {}
+            for worker in new:
+                live_names = {hosts[w]["host"]: w for w in workers if w in hosts}
+                problems = host_problems(worker, joined[worker], live_names, shared) if worker in joined else ["gone"]
+                if worker in joined and problems:
+                    refused.add(worker)
+                    say(f"{joined[worker]['host']} joined but gets no unit: {'; '.join(problems)}")
+                elif worker in joined:
+                    hosts[worker] = joined[worker]
+                    say(f"{hosts[worker]['host']} joined")
+            workers = {w: info for w, info in workers.items() if w in hosts}
         live = {hosts[w]["host"] for w in workers}
         busy = {worker for _, worker in running.values()}
         for worker in workers:
@@ -209,15 +230,17 @@ def _run_units(client, units: list[Unit], hosts: dict[str, dict], ran: dict[str,
 
 def _settle(future, unit: Unit, host: str, worker: str, ledger: Ledger, gone: bool) -> None:
     """One unit's outcome into the ledger, its run folder into the results."""
+    from distributed import KilledWorker
+    lost = f"{host} ({worker}) died or left the cluster while running it"
     if gone or future.status == "cancelled":
         future.cancel()
-        ledger.note(unit.id, status="lost", error=f"{host} ({worker}) left the cluster before the unit returned")
-        say(f"{unit.id}: lost: {host} left the cluster mid-unit")
+        ledger.note(unit.id, status="lost", error=lost)
+        say(f"{unit.id}: lost: {lost}")
         return
     if future.status == "error":
         exc = future.exception()
-        died = type(exc).__name__ == "KilledWorker"
-        error = (f"{host} ({worker}) died while running it" if died else f"{type(exc).__name__}: {exc}")
+        died = isinstance(exc, KilledWorker)  # the scheduler's word for a task whose worker was lost
+        error = lost if died else f"{type(exc).__name__}: {exc}"
         ledger.note(unit.id, status="lost" if died else "failed", error=error)
         say(f"{unit.id}: {'lost' if died else 'failed'}: {error}")
         future.release()
