@@ -27,6 +27,16 @@ SPEED_STEADY = (0.8, 1.25)
 # is taken again after a pause, up to END_RETRIES times; every reading is kept.
 END_RETRIES = 2
 END_PAUSE_S = 5.0
+# A smoke run is a pipeline check whose claims carry no verdict: its probes need only run and be
+# recorded, so each takes one round and the end is not read again. (In `make test`, where two
+# runs share the two cores, a drifted end read again after its pauses cost 12 s a run, and the
+# probes were a quarter of the suite's time.)
+QUICK = {"rounds": 1, "end_retries": 0}
+
+
+def probe_settings(scale: str) -> dict:
+    """The probe's rounds and end retries at a scale."""
+    return QUICK if scale == "smoke" else {"rounds": ROUNDS, "end_retries": END_RETRIES}
 
 
 def _round() -> float:
@@ -44,7 +54,7 @@ def _round() -> float:
     return time.perf_counter() - started
 
 
-def calibrate() -> dict:
+def calibrate(rounds: int = ROUNDS) -> dict:
     """Documents per second through the probe, best of a few rounds (the best is the least
     disturbed by anything else on the host), with the spread of the rounds."""
     # Without the cyclic collector: its passes scale with the objects the calling process holds
@@ -52,21 +62,22 @@ def calibrate() -> dict:
     enabled = gc.isenabled()
     gc.disable()
     try:
-        seconds = sorted(_round() for _ in range(ROUNDS))
+        seconds = sorted(_round() for _ in range(rounds))
     finally:
         if enabled:
             gc.enable()
     return {"probe": "bson encode+decode+hash, one thread", "docs_per_s": round(DOCS_PER_ROUND / seconds[0]),
-            "slowest_docs_per_s": round(DOCS_PER_ROUND / seconds[-1]), "at": time.time()}
+            "slowest_docs_per_s": round(DOCS_PER_ROUND / seconds[-1]), "rounds": rounds, "at": time.time()}
 
 
-def calibrate_end(start: dict | None, pause_s: float = END_PAUSE_S) -> dict:
+def calibrate_end(start: dict | None, pause_s: float = END_PAUSE_S, rounds: int = ROUNDS,
+                  retries: int = END_RETRIES) -> dict:
     """The probe at a run's end: the best of its readings, as within one probe (the best is the
     least disturbed), with all of them in `readings`."""
-    readings = [calibrate()]
-    while len(readings) <= END_RETRIES and not steady(drift(start, _best(readings))):
+    readings = [calibrate(rounds)]
+    while len(readings) <= retries and not steady(drift(start, _best(readings))):
         time.sleep(pause_s)
-        readings.append(calibrate())
+        readings.append(calibrate(rounds))
     return {**_best(readings), "readings": [r["docs_per_s"] for r in readings]}
 
 

@@ -24,7 +24,7 @@ import polars as pl
 import psutil
 
 from ..paths import results_dir, scratch_dir
-from .calibration import calibrate, calibrate_end
+from .calibration import calibrate, calibrate_end, probe_settings
 from .owner import alive, boot_id, hostname, identity
 from .provenance import git_state, host_facts, package_versions
 from .tables import interval_row, op_rows, tick_rows
@@ -93,7 +93,8 @@ class RunFolder:
             "driver": identity(),
             "target": {k: v for k, v in target.items() if k != "banner"}, "banner": banner,
             "params": params, "git": git_state(), "packages": package_versions(),
-            "host": {**host_facts(scratch), "speed": {"start": calibrate(), "end": None}},
+            "host": {**host_facts(scratch), "speed": {"start": calibrate(probe_settings(params["scale"])["rounds"]),
+                                                      "end": None}},
             "resources": resources, "runner_env": runner_env,
             "systems": {},
         }
@@ -169,14 +170,16 @@ class RunFolder:
         and end probes say how far the host moved over the run, these say where it was when each
         system ran, so a claim's noise is the drift between its own two systems."""
         speed = self.manifest["host"].setdefault("speed", {})
-        speed.setdefault("before", {})[label] = calibrate()
+        speed.setdefault("before", {})[label] = calibrate(probe_settings(self.manifest["scale"])["rounds"])
         self.write_manifest()
 
     def finish(self, status: str) -> None:
         self.write_tables()
         self.manifest["status"] = status
         speed = self.manifest["host"].setdefault("speed", {})
-        speed["end"] = calibrate_end(speed.get("start"))  # drift during the run
+        probe = probe_settings(self.manifest["scale"])
+        speed["end"] = calibrate_end(speed.get("start"), rounds=probe["rounds"],
+                                     retries=probe["end_retries"])  # drift during the run
         self.manifest["finished_at"] = datetime.now(timezone.utc).isoformat()
         self.write_manifest()
 
