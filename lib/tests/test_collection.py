@@ -1,21 +1,43 @@
 """`make all`: every experiment in turn, skipping one already run from this code and params, and
 saying so; then the collection page (collection.py)."""
 import json
+import shutil
+from pathlib import Path
 
 import pytest
 
 from enginebench import collection, driver, experiment
 
 
+@pytest.fixture(scope="module")
+def iibench_run(tmp_path_factory):
+    """One real iibench smoke run (the collection's unit of work), made once for this module."""
+    base = tmp_path_factory.mktemp("collection")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ENGINEBENCH_RESULTS", str(base / "results"))
+        patch.setenv("ENGINEBENCH_DATA", str(base / "data"))
+        return driver.run("iibench_500m", "smoke", "embedded")
+
+
 @pytest.fixture
-def one_experiment(isolated_run, monkeypatch, tmp_path):
-    """The collection cut to iibench's smoke scale, each experiment run without its notebook (the
-    skipping is what is tested here, not the report), on a clean tree of a known commit."""
+def one_experiment(isolated_run, monkeypatch, tmp_path, iibench_run):
+    """The collection cut to iibench's smoke scale, each experiment "run" without its notebook by
+    copying the module's real run into this test's results under a run id of its own (the
+    skipping is what is tested here, not the run or the report), on a clean tree of a known
+    commit."""
     monkeypatch.setenv("ENGINEBENCH_REPORTS", str(tmp_path / "reports"))
     monkeypatch.setattr(collection, "experiments", lambda: ["iibench_500m"])
     ran = []
-    monkeypatch.setattr(experiment, "run_experiment",
-                        lambda exp, scale, target: ran.append(driver.run(exp, scale, target)))
+
+    def run_experiment(exp, scale, target):
+        assert (exp, scale, target) == ("iibench_500m", "smoke", "embedded")
+        run_id = f"{iibench_run.name}-{len(ran)}"  # later ones sort after: the newest is the last copied
+        copy = Path(isolated_run / "results" / exp / run_id)
+        shutil.copytree(iibench_run, copy)
+        manifest = json.loads((copy / "manifest.json").read_text())
+        (copy / "manifest.json").write_text(json.dumps({**manifest, "run_id": run_id}))
+        ran.append(copy)
+    monkeypatch.setattr(experiment, "run_experiment", run_experiment)
     return ran
 
 
