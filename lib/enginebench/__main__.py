@@ -150,8 +150,12 @@ def _all(args) -> int:
             raise ValueError(f"SHARED={args.shared}: not a folder on this machine; it must be the same folder on every host")
         # The shared folder is the collection's results folder: merged there, read from there.
         os.environ["ENGINEBENCH_RESULTS"] = str(Path(args.shared).resolve())
-    _, ledger = run_on_cluster(args.cluster, args.scale, args.target, args.force, args.experiments, args.repeat,
-                               str(Path(args.shared).resolve()) if args.shared else None)
+    try:
+        _, ledger = run_on_cluster(args.cluster, args.scale, args.target, args.force, args.experiments, args.repeat,
+                                   str(Path(args.shared).resolve()) if args.shared else None)
+    except KeyboardInterrupt:  # the hosts' running units were stopped and the ledger says so
+        print("enginebench: aborted: the collection was interrupted", file=sys.stderr)
+        return ABORTED
     return 0 if all(u["status"] == "complete" for u in ledger["units"].values()) else 1
 
 
