@@ -208,9 +208,27 @@ def test_make_all_on_a_cluster_merges_reports_a_lost_unit_and_reruns_only_it(clu
 
 
 def test_bad_input_is_refused_before_anything_starts(tmp_path):
-    from enginebench.cluster.submit import connect
+    from enginebench.cluster.submit import check_cluster, connect
     with pytest.raises(ValueError, match=r"CLUSTER='nope': not a scheduler address"):
         connect("nope")
+    # A scheduler that would run a lost unit again elsewhere (Dask's default) is refused.
+    file = tmp_path / "scheduler.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DASK_")}
+    scheduler = subprocess.Popen([str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+                                  "--dashboard-address", "127.0.0.1:0", "--scheduler-file", str(file)], env=env,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        address = _until(lambda: file.is_file() and json.loads(file.read_text() or "{}").get("address"),
+                         START_TIMEOUT_S, "the scheduler's address")
+        client = connect(address)
+        try:
+            with pytest.raises(ValueError, match=r"ALLOWED_FAILURES=0"):
+                check_cluster(client, address, None)
+        finally:
+            client.close()
+    finally:
+        os.killpg(scheduler.pid, signal.SIGKILL)
+        scheduler.wait(timeout=30)
     with pytest.raises(ValueError, match=r"EXPERIMENTS: unknown experiment 'nope'; allowed: .*iibench_500m"):
         collection.chosen_experiments("iibench_500m,nope")
     out = subprocess.run([sys.executable, "-m", "enginebench", "all", "--scale", "smoke", "--cluster",
