@@ -305,3 +305,15 @@ def test_the_page_gives_each_hosts_verdict_and_one_over_all_hosts(tmp_path, monk
     assert shown["host"] == ALL_HOSTS
     text = claims_section(rows, tmp_path)
     assert f"over 2 hosts, ratio {min(ratios):.2f}" in text and all(f"CPU of {h}" in text for h in HOSTS)
+
+
+def test_a_host_named_by_its_environment_names_its_runs(monkeypatch, tmp_path):
+    from enginebench.results.owner import hostname
+    from enginebench.results.provenance import host_facts
+    monkeypatch.setenv("ENGINEBENCH_HOST_NAME", "lab-7")
+    assert hostname() == "lab-7"
+    facts = host_facts(tmp_path)
+    assert facts["hostname"] == "lab-7" and facts["machine"]
+    monkeypatch.setenv("ENGINEBENCH_HOST_NAME", "../x")  # it names folders and cgroups
+    with pytest.raises(ValueError, match=r"ENGINEBENCH_HOST_NAME='../x': letters, digits and '-' only"):
+        hostname()

@@ -149,7 +149,10 @@ def run_on_cluster(address: str, scale: str = "smoke", target: str = "auto", for
             _run_units(client, units, hosts, ran, ledger, {"scale": scale, "target": target, "shared": shared,
                                                           "stamp": stamp, "stop": stop.name}, shared)
         except BaseException as exc:  # Ctrl-C, or this side failed: what the hosts run would come back to no one
-            stop.set()  # each running unit stops its experiment, whose driver marks the run aborted
+            try:
+                stop.set()  # each running unit stops its experiment, whose driver marks the run aborted
+            except (OSError, TimeoutError):  # the scheduler is gone too: its workers' units end with it
+                pass
             for unit_id, entry in ledger.data["units"].items():
                 if entry["status"] == "running":
                     ledger.note(unit_id, status="interrupted", error=f"the submitting side stopped: {exc!r}")
