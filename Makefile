@@ -138,7 +138,7 @@ all: native
 
 # Why a claim's verdict differs from the post: its systems once per named factor (lib/enginebench/explain.py).
 explain: native
-	@if [ -z "$(EXP)" ] || [ -z "$(CLAIM)" ]; then echo "make explain: EXP=<experiment> CLAIM=<claim id> are required" >&2; exit 2; fi
+	@if [ -z "$(EXP)" ] || [ -z "$(CLAIM)" ]; then echo "make explain: EXP=<experiment> CLAIM=<claim id>[,<claim id>...] are required" >&2; exit 2; fi
 	$(PY) -m enginebench explain "$(EXP)" "$(CLAIM)" --scale "$(SCALE)" --repeat "$(REPEAT)" --factors "$(FACTORS)"
 
 # LINKBENCH_RUN=<a complete linkbench_cached default run> takes the headline figures from that run

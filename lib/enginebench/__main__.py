@@ -70,7 +70,7 @@ def parser() -> argparse.ArgumentParser:
                                        "client: what a server's layer would add to an embedded run (its reports say)")
     x = sub.add_parser("explain", help="run a claim's systems once per named factor and say which move its ratio")
     x.add_argument("exp")
-    x.add_argument("claim")
+    x.add_argument("claim", help="a claim id, or several (comma-separated): runs they share are made once")
     x.add_argument("--scale", default="default", choices=SCALES)
     x.add_argument("--target", default="embedded")
     x.add_argument("--repeat", type=int, default=1, help="runs per variant; their spread is the ratio's noise")
@@ -160,9 +160,11 @@ def _all(args) -> int:
 
 
 def _explain(args) -> None:
-    from .explain import explain
+    from .explain import explain_claims
     only = [name.strip() for name in args.factors.split(",") if name.strip()] or None
-    print(f"explain: {explain(args.exp, args.claim, args.scale, args.target, args.repeat, only=only)}")
+    claims = [claim.strip() for claim in args.claim.split(",") if claim.strip()]
+    for page in explain_claims(args.exp, claims, args.scale, args.target, args.repeat, only=only):
+        print(f"explain: {page}")
 
 
 def _bench(args) -> None:

@@ -405,16 +405,42 @@ def read_answer(exp: str, claim_id: str) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
+def explain_claims(exp: str, claim_ids: list[str], scale: str = "default", target: str = "embedded",
+                   repeat: int = 1, runner: Callable | None = None, only: list[str] | None = None) -> list[Path]:
+    """explain() for several claims of one experiment, every distinct run made once: claims on the
+    same systems and phase (LinkBench's cached query rate, RSS and p99 on wt.op1 and rx.op1) share
+    their base and every variant, so a second claim costs no run. Every claim is planned before
+    anything runs, so a misspelt one is refused first."""
+    for claim_id in claim_ids:
+        plan(exp, claim_id, scale, only)
+    from .experiment import run_repeated
+    run = runner or (lambda changes, sets: run_repeated(exp, scale, target, repeat, changes, sets))
+    made: dict[tuple, Path] = {}
+
+    def once(changes: list[str], sets: list[str]) -> Path:
+        key = (tuple(changes), tuple(sets))
+        if key not in made:
+            made[key] = run(changes, sets)
+        else:
+            print(f"[explain] the same systems and settings ran already: {made[key].name}", flush=True)
+        return made[key]
+    return [explain(exp, claim_id, scale, target, repeat, runner=once, only=only,
+                    reuse_base=runner is None) for claim_id in claim_ids]
+
+
 def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embedded", repeat: int = 1,
-            runner: Callable | None = None, only: list[str] | None = None) -> Path:
+            runner: Callable | None = None, only: list[str] | None = None, reuse_base: bool | None = None) -> Path:
     """Run the base and every variant of the claim's systems (or of the factors `only` names);
-    write the page; its path."""
+    write the page; its path. `reuse_base`: the base may be an existing run of the same params
+    (by default only when this function makes the runs itself)."""
     from .experiment import run_repeated
     claim, systems, variants = plan(exp, claim_id, scale, only)
     labels = [s["label"] for s in systems]
     run = runner or (lambda changes, sets: run_repeated(exp, scale, target, repeat, changes, sets))
+    if reuse_base is None:
+        reuse_base = runner is None
     rows, base_runs = [], []
-    reused = existing_base(exp, scale, labels) if repeat == 1 and runner is None else None
+    reused = existing_base(exp, scale, labels) if repeat == 1 and reuse_base else None
     for variant in variants:
         if variant.factor == "base" and reused is not None:
             print(f"[explain {claim_id}] base: the experiment's run {reused.name} has these params and systems",

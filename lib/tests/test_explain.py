@@ -67,6 +67,11 @@ def test_a_release_claim_is_not_explained_by_swapping_its_releases():
 def test_an_unknown_claim_names_the_experiments_claims():
     with pytest.raises(ValueError, match=r"CLAIM=lb.nope: not a claim of linkbench_cached .*allowed: lb.load.btree_vs_lsm"):
         explain.plan("linkbench_cached", "lb.nope", "default")
+    ran = []
+    with pytest.raises(ValueError, match=r"CLAIM=lb.nope: not a claim"):  # of several, before any runs
+        explain.explain_claims("linkbench_cached", ["lb.load.btree_vs_lsm", "lb.nope"],
+                               runner=lambda changes, sets: ran.append(changes))
+    assert ran == []
 
 
 def test_the_conclusion_names_a_factor_that_turns_the_verdict():
@@ -93,13 +98,18 @@ def test_a_smoke_explain_runs_the_variants_and_writes_its_page(isolated_run, mon
     both = explain.claim_systems
     monkeypatch.setattr(explain, "claim_systems",
                         lambda params, claim: [s for s in both(params, claim) if s["label"] in ("wt.op1", "rx.op1")])
-    page = explain.explain("linkbench_cached", "lb.load.btree_vs_lsm", scale="smoke")
+    # Two claims on the same systems and phase: each run is made once and serves both.
+    page, other = explain.explain_claims("linkbench_cached", ["lb.load.btree_vs_lsm", "lb.load.cpu.lsm_vs_btree"],
+                                         scale="smoke")
     text = page.read_text()
     assert page.name == "explain-linkbench_cached-lb.load.btree_vs_lsm.html"
+    assert other.name == "explain-linkbench_cached-lb.load.cpu.lsm_vs_btree.html"
+    assert explain.read_answer("linkbench_cached", "lb.load.cpu.lsm_vs_btree")["base"]["run"] == \
+        explain.read_answer("linkbench_cached", "lb.load.btree_vs_lsm")["base"]["run"]
     assert "journal compressor" in text and "systems[wt.op1].options.journal_compressor=snappy" in text
     assert ("Factors that move the ratio" in text) or ("Unexplained by these factors" in text)
     runs = sorted((isolated_run / "results" / "linkbench_cached").iterdir())
-    assert len(runs) == 2  # the base and one variant, each its own results folder
+    assert len(runs) == 2  # the base and one variant, each its own results folder, for both claims
     notes = explain.explain_note("linkbench_cached", pl.DataFrame([
         {"id": "lb.load.btree_vs_lsm", "verdict": "does not hold", "published_ratio": 2.0, "measured_ratio": 0.9}]))
     assert "make explain EXP=linkbench_cached CLAIM=lb.load.btree_vs_lsm" in notes and "its page" in notes
