@@ -1,4 +1,7 @@
 """Whose code the runner's CPU went to (metrics/perfshare.py), from perf's own output."""
+import os
+import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -112,3 +115,23 @@ def test_a_recording_of_every_cpu_keeps_only_the_runners_samples():
     assert perfshare.shares_of_script(script, RUNNER, pid=4242) == perfshare.shares_of_script(CHAINS, RUNNER)
     assert perfshare.shares_of_script(script, RUNNER)["samples"] == 12
     assert "error" in perfshare.shares_of_script(as_process(77), RUNNER, pid=4242)
+
+
+@pytest.mark.parametrize("sigint", [signal.SIG_IGN, signal.SIG_DFL], ids=["started-ignoring-sigint", "default"])
+def test_a_phase_shorter_than_perfs_start_is_still_stopped_at_once(tmp_path, sigint):
+    """stop() right after start: SIGINT waits for perf's handler. Sent before it, the signal killed
+    perf with nothing written, or was lost where SIGINT was ignored when perf started (a run under
+    nohup or `&`), and perf recorded on until stop's one-minute timeout."""
+    ok, why = perfshare.available()
+    if not ok:
+        pytest.skip(why)
+    before = signal.signal(signal.SIGINT, sigint)  # what the profiler's child inherits
+    try:
+        profiler = perfshare.Profiler(os.getpid(), tmp_path / "perf.data")
+    finally:
+        signal.signal(signal.SIGINT, before)
+    started = time.monotonic()
+    result = profiler.stop()
+    assert time.monotonic() - started < 15, "stopped by its SIGINT, not by the timeout's kill"
+    assert profiler.proc.returncode == -signal.SIGINT  # perf re-raises the SIGINT it caught, to exit
+    assert "error" not in result or result["error"].startswith("no samples"), result

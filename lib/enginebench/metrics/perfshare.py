@@ -45,6 +45,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -105,7 +106,12 @@ class Profiler:
 
     def stop(self, runner_binary: str | None = None) -> dict:
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)  # perf writes its file and exits on SIGINT
+            # perf writes its file and exits on SIGINT, once its handler is in place: sent before
+            # that (a phase shorter than perf's start), the signal killed it with nothing written,
+            # or, where SIGINT was ignored when it started (a run under nohup or `&`), was lost and
+            # perf recorded on for the minute below, holding up every event behind it.
+            handler_ready(self.proc)
+            self.proc.send_signal(signal.SIGINT)
         try:
             _, err = self.proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
@@ -117,6 +123,29 @@ class Profiler:
             return shares(self.path, runner_binary, self.pid)
         finally:
             self.path.unlink(missing_ok=True)
+
+
+HANDLER_WAIT_S = 10.0
+
+
+def catches(pid: int, signum: int) -> bool:
+    """Whether process pid has a handler of its own for signum (its SigCgt mask in /proc)."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    found = re.search(r"^SigCgt:\s*([0-9a-f]+)$", status, re.M)
+    return bool(found) and bool(int(found.group(1), 16) >> (signum - 1) & 1)
+
+
+def handler_ready(proc: subprocess.Popen, wait_s: float = HANDLER_WAIT_S) -> bool:
+    """Waits until the process catches SIGINT (or has exited, or wait_s passed); whether it does."""
+    deadline = time.monotonic() + wait_s
+    while proc.poll() is None and time.monotonic() < deadline:
+        if catches(proc.pid, signal.SIGINT):
+            return True
+        time.sleep(0.01)
+    return False
 
 
 @functools.lru_cache(maxsize=None)  # one entry per distinct (library, symbol): thousands in a profile
