@@ -40,9 +40,9 @@ def isolated_run(tmp_path, monkeypatch):
     return tmp_path
 
 
-def smoke_run_fixture(experiment: str):
+def smoke_run_fixture(experiment: str, target: str = "auto"):
     """A module-scoped fixture: one smoke run of `experiment` in its own folders, loaded for the
-    report code, shared by a module's tests."""
+    report code (its folder is the RunData's path), shared by a module's tests."""
     @pytest.fixture(scope="module")
     def smoke(tmp_path_factory):
         base = tmp_path_factory.mktemp(experiment)
@@ -51,7 +51,7 @@ def smoke_run_fixture(experiment: str):
             patch.setenv("ENGINEBENCH_DATA", str(base / "d"))
             import enginebench
             from enginebench.report.rundata import load_run
-            yield load_run(enginebench.run(experiment, "smoke"))
+            yield load_run(enginebench.run(experiment, "smoke", target))
     return smoke
 
 

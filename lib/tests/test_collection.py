@@ -6,17 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from enginebench import collection, driver, experiment
+from conftest import smoke_run_fixture
+from enginebench import collection, experiment
 
 
-@pytest.fixture(scope="module")
-def iibench_run(tmp_path_factory):
-    """One real iibench smoke run (the collection's unit of work), made once for this module."""
-    base = tmp_path_factory.mktemp("collection")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("ENGINEBENCH_RESULTS", str(base / "results"))
-        patch.setenv("ENGINEBENCH_DATA", str(base / "data"))
-        return driver.run("iibench_500m", "smoke", "embedded")
+# One real iibench smoke run (the collection's unit of work), made once for this module.
+iibench_run = smoke_run_fixture("iibench_500m", "embedded")
 
 
 @pytest.fixture
@@ -31,9 +26,9 @@ def one_experiment(isolated_run, monkeypatch, tmp_path, iibench_run):
 
     def run_experiment(exp, scale, target):
         assert (exp, scale, target) == ("iibench_500m", "smoke", "embedded")
-        run_id = f"{iibench_run.name}-{len(ran)}"  # later ones sort after: the newest is the last copied
+        run_id = f"{iibench_run.path.name}-{len(ran)}"  # later ones sort after: the newest is the last copied
         copy = Path(isolated_run / "results" / exp / run_id)
-        shutil.copytree(iibench_run, copy)
+        shutil.copytree(iibench_run.path, copy)
         manifest = json.loads((copy / "manifest.json").read_text())
         (copy / "manifest.json").write_text(json.dumps({**manifest, "run_id": run_id}))
         ran.append(copy)

@@ -1,23 +1,16 @@
 """flashback_replay at smoke scale on the four embedded engines: the first records, the others
 replay its capture in real style, and the report pieces come out of what really ran."""
 import polars as pl
-import pytest
+
+from conftest import smoke_run_fixture
 
 from enginebench.flashback import format as F
 from enginebench.report import charts
 from enginebench.families.flashback import report as fb
 from enginebench.report.claims import NOT_EVALUATED
-from enginebench.report.rundata import load_run
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory):
-    base = tmp_path_factory.mktemp("flashback")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ENGINEBENCH_RESULTS", str(base / "results"))
-        mp.setenv("ENGINEBENCH_DATA", str(base / "data"))
-        import enginebench
-        yield load_run(enginebench.run("flashback_replay", "smoke", "embedded"))
+run = smoke_run_fixture("flashback_replay", "embedded")
 
 
 def test_first_system_records_and_the_others_replay_every_op(run):
