@@ -352,6 +352,11 @@ def conclusion(claim: dict, rows: list[dict]) -> str:
     if moved:
         return "Factors that move the ratio: " + "; ".join(moved) + "."
     tried = ", ".join(r["factor"] for r in rows[1:] if r.get("ratio")) or "none could run"
+    if base["verdict"] == HOLDS and published and base.get("ratio") and size_agrees(published, base["ratio"]):
+        # Nothing to explain: a claim explained with others (CLAIM=a,b) may already read as the post.
+        return (f"Agrees with the post: the base holds within the published size ({base['ratio']:.2f} against "
+                f"{published:g}), and no factor tried turns the verdict or takes the ratio outside that size "
+                f"(tried: {tried}).")
     nearest = _nearest(published, base, rows[1:])
     return ("Unexplained by these factors: no single one moves the ratio across the claim's bound or within the "
             f"published size (tried: {tried})." + nearest)

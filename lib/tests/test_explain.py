@@ -131,6 +131,16 @@ def test_an_unexplained_verdict_names_the_factors_tried_and_the_nearest_one():
     assert explain.moved_factors(claim, rows) == []
 
 
+def test_a_claim_that_already_reads_as_the_post_is_said_to_agree():
+    claim = {"reference_ratio": "4.67", "expect": "greater than 1"}
+    rows = [{"factor": "base", "verdict": "holds", "ratio": 5.73},
+            {"factor": "rocksdb scans", "verdict": "holds", "ratio": 6.44},
+            {"factor": "write throttle", "verdict": "holds", "ratio": 3.46}]
+    text = explain.conclusion(claim, rows)
+    assert text.startswith("Agrees with the post: the base holds within the published size (5.73 against 4.67)")
+    assert "(tried: rocksdb scans, write throttle)" in text and explain.moved_factors(claim, rows) == []
+
+
 def test_the_base_is_the_experiments_own_run_with_the_same_params(isolated_run):
     import json
     params = load_params("linkbench_cached", "smoke")
