@@ -154,9 +154,15 @@ def phase_summary(intervals: pl.DataFrame, system: str, phase: str, interval: in
 
 def merge_histograms(encoded_column) -> HdrHistogram | None:
     """One HdrHistogram from a column of encoded ones, merged exactly (counts added per bucket)."""
+    return _merge([HdrHistogram.decode(encoded) for encoded in encoded_column.drop_nulls()])
+
+
+def _merge(hists: list[HdrHistogram | None]) -> HdrHistogram | None:
+    """The histograms merged into the first of them (which is changed)."""
     merged = None
-    for encoded in encoded_column.drop_nulls():
-        hist = HdrHistogram.decode(encoded)
+    for hist in hists:
+        if hist is None:
+            continue
         if merged is None:
             merged = hist
         else:
@@ -164,23 +170,15 @@ def merge_histograms(encoded_column) -> HdrHistogram | None:
     return merged
 
 
-def _merged_mean_us(group: pl.DataFrame, merged: HdrHistogram) -> float:
+def _merged_mean_us(means: list[float | None], counts: list[int], merged: HdrHistogram) -> float:
     """The merged histogram's mean, from its intervals' means (each the library's, of the interval's
-    histogram, kept in the ops table): a mean over buckets is linear in their counts, so the
-    mean of the intervals' means weighted by their histograms' counts is the merged one's. The
+    histogram, kept in the ops table) and their histograms' counts: a mean over buckets is linear
+    in their counts, so the count-weighted mean of the intervals' means is the merged one's. The
     library's own mean walks every bucket of the merged histogram, seconds a report."""
-    if "mean_us" not in group.columns:
+    if any(mean is None for mean, count in zip(means, counts) if count):
         return merged.get_mean_value()
-    total, weighted = 0, 0.0
-    for encoded, mean in zip(group["hist"], group["mean_us"]):
-        if encoded is None:
-            continue
-        if mean is None:
-            return merged.get_mean_value()
-        count = HdrHistogram.decode(encoded).get_total_count()
-        total += count
-        weighted += count * mean
-    return weighted / total if total else 0.0
+    total = sum(counts)
+    return sum(mean * count for mean, count in zip(means, counts) if count) / total if total else 0.0
 
 
 def merged_latency(ops: pl.DataFrame, system: str, phase: str, interval: int | None = None) -> list[dict]:
@@ -192,12 +190,15 @@ def merged_latency(ops: pl.DataFrame, system: str, phase: str, interval: int | N
         rows = rows.filter(pl.col("interval") == interval)
     out = []
     for (op,), group in rows.group_by(["op"], maintain_order=True):
-        merged = merge_histograms(group["hist"])
+        hists = [HdrHistogram.decode(encoded) if encoded is not None else None for encoded in group["hist"]]
+        counts = [hist.get_total_count() if hist is not None else 0 for hist in hists]  # before merging
+        merged = _merge(hists)
         intended = merge_histograms(group["intended_hist"]) if "intended_hist" in group.columns else None
         entry = {"op": op, "count": int(group["count"].sum()), "errors": int(group["errors"].sum()),
                  "items": int(group["items"].sum())}
         if merged is not None:
-            entry["mean_ms"] = _merged_mean_us(group, merged) / 1000
+            means = group["mean_us"].to_list() if "mean_us" in group.columns else [None] * len(hists)
+            entry["mean_ms"] = _merged_mean_us(means, counts, merged) / 1000
             for name, pct in PERCENTILES:
                 entry[name.replace("_us", "_ms")] = merged.get_value_at_percentile(pct) / 1000
             entry["max_ms"] = merged.get_max_value() / 1000
