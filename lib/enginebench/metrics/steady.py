@@ -28,8 +28,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from scipy.stats import kendalltau
-
 STEADY_MIN_INTERVALS = 3
 STEADY_SPREAD = 0.10  # each interval's rate within +-10% of the steady intervals' mean
 STATIONARY_MIN_INTERVALS = 8
@@ -73,6 +71,9 @@ def trend_p(rates: list[float]) -> float:
     """The Mann-Kendall test's two-sided p-value for a monotonic trend in `rates`."""
     if len(set(rates)) == 1:
         return 1.0  # a constant series has no trend (tau is undefined)
+    # Imported here: scipy.stats takes about two seconds to import, paid by every driver process
+    # at its start (the steady-state rule is imported with the supervisor) and wanted only here.
+    from scipy.stats import kendalltau
     return float(kendalltau(range(len(rates)), rates).pvalue)
 
 
