@@ -24,14 +24,15 @@ PY := $(ENV_DIR)/bin/python
 STAMP := $(ENV_DIR)/.enginebench-setup
 SETUP_INPUTS := lib/pyproject.toml tools/build_engines.sh tools/build_wiredtiger.sh tools/build_rocksdb.sh tools/build_lmdb.sh tools/debian_source.sh tools/setup.sh tools/build_native.sh tools/rust_ok.sh \
                 tools/build_perconaft.sh tools/vendor_source.sh tools/perconaft.sources $(wildcard tools/patches/fractal/*.patch) \
-                tools/build_wiredtiger_tag.sh tools/wiredtiger.sources
+                tools/build_wiredtiger_tag.sh tools/wiredtiger.sources tools/compiler_cache.sh
 # The engines the native runner links (LMDB; WiredTiger 3.2.1 beside the 11.3.1 and 2.9.2 built,
 # 2.9.2 with autotools; RocksDB's compressors, its source unpacked by dpkg-dev; tcmalloc, as
 # mongod), PerconaFT's build (Debian's cmake: the registry's 4.x refuses its 2013-2015 CMake files;
-# liblzma), perf for `make bench`'s CPU attribution, Chromium for the report checks.
+# liblzma), perf for `make bench`'s CPU attribution, Chromium for the report checks, ccache for
+# compiles another clone on this machine already made (tools/compiler_cache.sh).
 DEBIAN_PACKAGES := libsnappy-dev libzstd-dev liblz4-dev libbz2-dev zlib1g-dev libwiredtiger-dev \
                    libgoogle-perftools-dev dpkg-dev autoconf automake libtool linux-perf chromium \
-                   cmake liblzma-dev patch
+                   cmake liblzma-dev patch ccache
 
 # The legacy client environment (pymongo 3.x) and the stand-in wire-protocol server the TARGET=uri
 # tests run against (tools/standin); both are built by `make test`.
@@ -42,7 +43,7 @@ STANDIN_INPUTS := tools/build_standin.sh tools/standin/pom.xml $(shell find tool
 # The second stand-in, FerretDB (Go, on SQLite), built from the Go module proxy by `make test` too.
 FERRETDB_BIN := .build/ferretdb/ferretdb
 
-.PHONY: all setup native server-cost wiredtiger-2.9.2 setup-legacy standin ferretdb experiment test test-builds test-uri reports compare explain bench clean notebooks help
+.PHONY: all setup native engines-all server-cost wiredtiger-2.9.2 setup-legacy standin ferretdb experiment test test-builds test-uri reports compare explain bench clean notebooks help
 
 # Each experiment's question and timed phases come from its params (lib/enginebench/helptext.py);
 # before `make setup` only the names can be listed.
@@ -56,15 +57,24 @@ $(STAMP): $(SETUP_INPUTS)
 	@bash tools/setup.sh "$(ENV_DIR)" "$(DEBIAN_PACKAGES)"
 	@touch $(STAMP)
 
-# The native runner (lib/native), rebuilt whenever its sources changed (cargo is incremental).
+# The native runner (lib/native), rebuilt whenever its sources changed (cargo is incremental),
+# with the engine releases that the experiments NEEDS names (or `all`) run beyond what setup builds:
+# the posts' WiredTiger trees, PerconaFT's releases, WiredTiger 2.9.2, each built once, the first
+# time a system names it (tools/build_for.sh; about half a minute of CPU each, 2.9.2 a minute and
+# a half, then the runner is linked again). `make experiment`, `explain`, `all` and `bench` set it.
+NEEDS ?=
+comma := ,
 native: $(STAMP)
-	@bash tools/build_native.sh
+	@bash tools/build_for.sh "$(PY)" $(NEEDS)
+experiment explain: NEEDS = $(EXP) $(foreach s,$(SET),--set "$(s)")
+all: NEEDS = $(or $(subst $(comma), ,$(EXPERIMENTS)),all)
+bench: NEEDS = all
 
 # WiredTiger 2.9.2 (MongoDB 3.4's release) for systems that set `options: {version: 2.9.2}`: no
-# experiment's params run it, so `make setup` leaves it out; this builds it and links it into the
-# runner (about a minute on two cores). `make test` builds it with the rest.
+# experiment's params run it; this builds it and links it into the runner (about a minute on two
+# cores). `make test` builds it with the rest.
 wiredtiger-2.9.2: $(STAMP)
-	@EB_OLDER_WIREDTIGER=1 bash tools/build_engines.sh "$(PY)"
+	@EB_BUILDS=wiredtiger-2.9.2 bash tools/build_engines.sh "$(PY)"
 	@bash tools/build_native.sh
 
 # The client environment for MongoDB 3.0-4.2 servers (pymongo 3.x); see README "The mongod target".
@@ -96,9 +106,14 @@ experiment: native $(if $(or $(filter mongod uri,$(TARGET)),$(and $(filter auto,
 
 # What `make test` needs, built side by side: the Maven and Go downloads overlap the Python
 # setup and the WiredTiger and Rust compiles, whatever -j the caller gave.
-# WiredTiger 2.9.2 (a test opens every release offered) is built inside setup when setup runs here.
+# Every engine release offered (the tests open each) is built inside setup when setup runs here.
 test-builds:
-	@EB_OLDER_WIREDTIGER=1 $(MAKE) --no-print-directory -j4 wiredtiger-2.9.2 $(LEGACY_STAMP) $(STANDIN_JAR) $(FERRETDB_BIN)
+	@EB_BUILDS=all $(MAKE) --no-print-directory -j4 engines-all $(LEGACY_STAMP) $(STANDIN_JAR) $(FERRETDB_BIN)
+
+# Every engine release any system can name, linked into the runner.
+engines-all: $(STAMP)
+	@EB_BUILDS=all bash tools/build_engines.sh "$(PY)"
+	@bash tools/build_native.sh
 
 # lib/tests includes one experiment of each family on the stand-in through TARGET=uri. The Python
 # tests and the notebooks (nbval) run in one session on TEST_WORKERS processes, each test file on

@@ -9,6 +9,7 @@
 #                                 of the engines: setup runs it beside the engines' builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source tools/compiler_cache.sh  # the cc crate's compiles (the shims, ring's C)
 export CARGO_TARGET_DIR="$PWD/.build/native"
 EB_WIREDTIGER_BUILD="$PWD/.build/wiredtiger/out"
 # The older release only where it was built (make wiredtiger-2.9.2): build.rs links what is listed.

@@ -44,6 +44,11 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--systems", type=_labels, default=None, help=SYSTEMS_HELP)
     e.add_argument("--set", dest="sets", action="append", default=[], help=SET_HELP)
     sub.add_parser("experiments", help="list the experiments")
+    n = sub.add_parser("builds", help="the engine builds beyond setup's that experiments' systems name, one per line "
+                                      "(tools/build_for.sh)")
+    n.add_argument("exps", nargs="+", help="experiment names, or `all`")
+    n.add_argument("--scale", default="default", choices=SCALES)
+    n.add_argument("--set", dest="sets", action="append", default=[], help=SET_HELP)
     sub.add_parser("settings", help="the named settings 2015 / today per engine option, with sources (docs/settings.md)")
     sub.add_parser("help", help="the commands, variables and experiments with their questions and times")
     sub.add_parser("engine-options", help="each engine's options at their defaults, as JSON "
@@ -121,6 +126,12 @@ def _run(args) -> int:
     return 0 if manifest["status"] == "complete" else 1
 
 
+def _builds(args) -> list[str]:
+    from .native import builds_needed
+    names = experiments() if "all" in args.exps else args.exps
+    return builds_needed(load_params(name, args.scale, args.sets) for name in names)
+
+
 def _reports(_args) -> None:
     from .report.index import write_index
     print(f"index: {write_index()}")
@@ -196,6 +207,7 @@ COMMANDS = {
     "settings": lambda _args: print(settings_page(), end=""),
     "engine-options": lambda _args: print(defaults_json(), end=""),
     "experiments": lambda _args: print("\n".join(experiments())),
+    "builds": lambda args: print("\n".join(_builds(args))),
 }
 
 

@@ -44,10 +44,37 @@ def builds() -> dict:
     return json.loads(done.stdout)
 
 
-# How to get a release that setup does not build by default (Makefile).
-RELEASE_BUILDS = {("wiredtiger", "2.9.2"): "`make wiredtiger-2.9.2` builds it and links it into the runner "
-                                          "(about a minute)",
-                  ("wiredtiger", "3.2.1"): "install Debian's libwiredtiger-dev, then `make native`"}
+def build_name(engine: str, release: str | None) -> str | None:
+    """The build (tools/build_engines.sh EB_BUILDS) an engine release needs beyond what `make setup`
+    builds, or None: WiredTiger 2.9.2, the posts' WiredTiger trees and PerconaFT's releases are built
+    the first time an experiment's systems name them (`make experiment`, `make native NEEDS=`)."""
+    from .engines import FRACTAL_RELEASES, WT_TAG_RELEASES
+    if engine == "wiredtiger" and release == "2.9.2":
+        return "wiredtiger-2.9.2"
+    if engine == "wiredtiger" and release in WT_TAG_RELEASES:
+        return f"wiredtiger-tag-{release}"
+    if engine == "fractal" and release in FRACTAL_RELEASES:
+        return f"perconaft-{release}"
+    return None
+
+
+def builds_needed(params_list) -> list[str]:
+    """The builds beyond setup's that these resolved params' systems need, sorted, each once."""
+    from .engines import full_options
+    return sorted({name for params in params_list for system in params["systems"]
+                   if (name := build_name(system["engine"],
+                                          full_options(system["engine"], system.get("options") or {}).get("version")))})
+
+
+def _how_to_build(params: dict, engine: str, release: str) -> str:
+    if (engine, release) == ("wiredtiger", "2.9.2"):  # named by no experiment's params
+        return "`make wiredtiger-2.9.2` builds it and links it into the runner (about a minute)"
+    if build_name(engine, release):
+        return (f"`make native NEEDS={params['experiment']}` builds the releases its systems name and links them "
+                "into the runner (`make experiment` does it first)")
+    if (engine, release) == ("wiredtiger", "3.2.1"):
+        return "install Debian's libwiredtiger-dev, then `make native`"
+    return "rebuild the runner with it (make setup)"
 
 
 def check_releases(params: dict) -> None:
@@ -60,7 +87,7 @@ def check_releases(params: dict) -> None:
         available = built.get(system["engine"], [])
         if release is None or release in available:
             continue
-        how = RELEASE_BUILDS.get((system["engine"], release), "rebuild the runner with it (make setup)")
+        how = _how_to_build(params, system["engine"], release)
         raise ValueError(f"{params['params_file']}: systems[{system['label']}].options.version: "
                          f"{ENGINES[system['engine']].display} {release} is not built into the native runner (built: "
                          f"{', '.join(available)}); {how}")

@@ -171,9 +171,10 @@ def test_every_fractal_release_offered_is_built_in_and_opens_under_its_servers_l
 
 
 def test_a_release_the_runner_lacks_is_refused_before_anything_starts(isolated_run, monkeypatch):
-    """`make setup` leaves WiredTiger 2.9.2 out: a runner built without it refuses a system that
-    asks for it before anything starts, naming the params file, the system, the key, the releases
-    built and how to build it; the params' own releases need nothing more."""
+    """`make setup` leaves WiredTiger 2.9.2 and the releases only some systems name out: a runner
+    built without one refuses a system that asks for it before anything starts, naming the params
+    file, the system, the key, the releases built and how to build it; `enginebench builds` names
+    what an experiment's systems need beyond setup's (tools/build_for.sh builds them)."""
     from enginebench import driver
     built = dict(native.builds(), wiredtiger=["11.3.1", "3.2.1", *WT_TAG_RELEASES])
     monkeypatch.setattr(native, "builds", lambda: built)
@@ -181,6 +182,17 @@ def test_a_release_the_runner_lacks_is_refused_before_anything_starts(isolated_r
                                          r"WiredTiger 2.9.2 is not built into the native runner \(built: "
                                          r"11.3.1, 3.2.1, mongodb-3.0.4, .*\); `make wiredtiger-2.9.2` builds it"):
         driver._prepare("linkbench_cached", "smoke", "embedded", sets=["systems[wt307.op1].options.version=2.9.2"])
+    without_trees = dict(native.builds(), wiredtiger=["11.3.1", "3.2.1"])
+    monkeypatch.setattr(native, "builds", lambda: without_trees)
+    with pytest.raises(ValueError, match=r"systems\[wt.op1\].options.version: WiredTiger mongodb-3.2.0-rc1 is not "
+                                         r"built into the native runner \(built: 11.3.1, 3.2.1\); `make native "
+                                         r"NEEDS=linkbench_cached` builds the releases its systems name"):
+        native.check_releases(load_params("linkbench_cached", "smoke"))
+    assert native.builds_needed([load_params("linkbench_cached", "smoke")]) == [
+        "wiredtiger-tag-mongodb-3.0.7", "wiredtiger-tag-mongodb-3.2.0-rc1"]
+    assert native.builds_needed([load_params("tokumx_read", "smoke", ["systems[wt].options.version=2.9.2"])]) == [
+        "perconaft-tokumx-1.0.4", "wiredtiger-2.9.2"]
+    monkeypatch.setattr(native, "builds", lambda: built)
     for scale in ("smoke", "default"):
         native.check_releases(load_params("linkbench_cached", scale))
         native.check_releases(load_params("iibench_500m", scale))

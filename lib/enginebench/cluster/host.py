@@ -42,7 +42,8 @@ def describe(shared: str | None = None) -> dict:
 
 
 def set_up(repo: Path) -> None:
-    """`make native` in the checkout, as `make setup` then `make native` would be run by hand: the
+    """`make native NEEDS=all` in the checkout, as `make setup` then `make native` would be run by
+    hand, with every engine release an experiment can name (a host may be sent any of them): the
     Makefile's stamps make it a no-op once done. A lock file keeps two workers of one machine from
     setting up at the same time."""
     key = (str(repo), git_state().get("sha"))
@@ -52,7 +53,7 @@ def set_up(repo: Path) -> None:
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     with open(lock_path, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        done = subprocess.run(["make", "--no-print-directory", "native"], cwd=repo, capture_output=True, text=True)
+        done = subprocess.run(["make", "--no-print-directory", "native", "NEEDS=all"], cwd=repo, capture_output=True, text=True)
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-LOG_TAIL_LINES:])
         raise RuntimeError(f"make native failed in {repo} on {hostname()}:\n{tail}")
