@@ -67,7 +67,10 @@ def _build_runner(copy: Path) -> None:
     manifest = copy / "lib" / "native" / "Cargo.toml"
     text = manifest.read_text().replace('name = "enginebench-runner"', f'name = "{RUNNER}"')
     assert text.count(RUNNER) == 2, "the package and the binary are both named enginebench-runner in Cargo.toml"
-    manifest.write_text(text)
+    # The copy's own crate unoptimised: the registry checks ask what it was built with and open
+    # each engine, nothing timed, and an optimised build of the crate is most of this test's time.
+    # The dependencies keep the release profile, so they are the repository's, not compiled again.
+    manifest.write_text(text + f'\n[profile.release.package.{RUNNER}]\nopt-level = 0\ndebug = false\n')
     build = native_runner().parents[2]  # .build/native/release/enginebench-runner
     env = {**os.environ, "CARGO_TARGET_DIR": str(build / "native"),
            # Every WiredTiger the repository's runner links (tools/build_native.sh): the posts' trees too.

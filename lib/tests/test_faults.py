@@ -303,26 +303,37 @@ def test_a_runner_killed_in_the_query_phase_keeps_its_verified_load_in_the_findi
     _nothing_left(tmp_path / "data")
 
 
-def _kill_the_driver_during_the_load(tmp_path) -> tuple[Path, list]:
-    """linkbench_uncached_disk at the default scale (its runner in a cgroup), its driver killed with
-    SIGKILL once the load reported an interval; returns the run folder and the runner process."""
+def _drivers_killed_during_their_loads(tmp_path, count: int) -> list[tuple[Path, list]]:
+    """`count` runs of linkbench_uncached_disk at the default scale (each runner in a cgroup),
+    started side by side, each driver killed with SIGKILL once its load reported an interval;
+    returns each run's folder and its runner processes, in the order they started."""
     env = {**os.environ, "ENGINEBENCH_RESULTS": str(tmp_path / "results"), "ENGINEBENCH_DATA": str(tmp_path / "data")}
-    proc = subprocess.Popen([sys.executable, "-m", "enginebench", "run", "linkbench_uncached_disk", "--scale", "default"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while time.time() < deadline:
-        found = list((tmp_path / "results").glob("linkbench_uncached_disk/*/wt.op1/events.jsonl"))
-        if found and '"interval"' in found[0].read_text():
-            break
-        assert proc.poll() is None
-        time.sleep(0.2)
-    else:
-        pytest.fail("the load never reported an interval")
-    runners = [p for p in psutil.Process(proc.pid).children(recursive=True) if p.name() == "enginebench-runner"]
-    assert runners
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    return found[0].parent.parent, runners
+    folders = tmp_path / "results" / "linkbench_uncached_disk"
+    started = []
+    for _ in range(count):
+        proc = subprocess.Popen([sys.executable, "-m", "enginebench", "run", "linkbench_uncached_disk", "--scale",
+                                 "default"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        known = {folder for _, folder in started}
+        deadline = time.time() + 120
+        while not (new := [f for f in (folders.iterdir() if folders.is_dir() else ()) if f.is_dir() and f not in known]):
+            assert proc.poll() is None and time.time() < deadline, "the run never made its folder"
+            time.sleep(0.1)
+        started.append((proc, new[0]))
+    killed = []
+    for proc, run_dir in started:
+        events = run_dir / "wt.op1" / "events.jsonl"
+        deadline = time.time() + 180
+        while not (events.exists() and '"interval"' in events.read_text()):
+            assert proc.poll() is None, "the run ended before its load reported an interval"
+            if time.time() > deadline:
+                pytest.fail("the load never reported an interval")
+            time.sleep(0.2)
+        runners = [p for p in psutil.Process(proc.pid).children(recursive=True) if p.name() == "enginebench-runner"]
+        assert runners
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        killed.append((run_dir, runners))
+    return killed
 
 
 def _next_run(tmp_path) -> subprocess.CompletedProcess:
@@ -342,42 +353,39 @@ def _died_with_what_it_measured(run_dir: Path, found_by: str) -> None:
     assert _top_of_report(run_dir).startswith("<div class='eb-banner'><b>The run died</b>")
 
 
-def test_kill_9_of_the_driver_the_next_run_marks_it_died_and_cleans_up(tmp_path):
-    run_dir, runners = _kill_the_driver_during_the_load(tmp_path)
-    killed = time.time()
-    assert (tmp_path / "data" / "linkbench_uncached_disk" / run_dir.name).is_dir()
-    out = _next_run(tmp_path)
-    assert out.returncode == 0, out.stderr[-2000:]
-    assert f"enginebench: {run_dir}: its driver is gone; marked died" in out.stderr
-    assert f"removed {tmp_path / 'data' / 'linkbench_uncached_disk' / run_dir.name}" in out.stderr
-    _died_with_what_it_measured(run_dir, "the next run")
-    gone, alive = psutil.wait_procs(runners, timeout=10)
-    assert not alive, f"left behind: {alive}"
-    assert not leftover_groups(run_dir.name), "the dead run's cgroups are removed"
-    _nothing_left(tmp_path / "data")
-    # The dead run is recognised within a minute of the kill, the next run's own time aside.
-    marked = json.loads((run_dir / "manifest.json").read_text())["died"]["found_at"]
-    from datetime import datetime
-    assert datetime.fromisoformat(marked).timestamp() - killed < 60
-
-
-def test_kill_9_of_the_driver_make_compare_and_reports_show_it_died(tmp_path):
-    run_dir, _ = _kill_the_driver_during_the_load(tmp_path)
+def test_kill_9_of_the_driver_is_found_by_make_compare_and_the_next_run_which_cleans_up(tmp_path):
+    """Two drivers killed with -9 (side by side, one start-up's time): make compare marks the run it
+    reads died; the next run marks the other, removes both runs' scratch folders and cgroups, and
+    leaves no runner; make reports shows them died."""
+    (read_by_compare, _), (found_by_next_run, runners) = _drivers_killed_during_their_loads(tmp_path, 2)
+    data = tmp_path / "data" / "linkbench_uncached_disk"
     env = {**os.environ, "ENGINEBENCH_RESULTS": str(tmp_path / "results"), "ENGINEBENCH_REPORTS": str(tmp_path / "reports")}
-    out = subprocess.run([sys.executable, "-m", "enginebench", "compare", str(run_dir), str(run_dir)],
+    out = subprocess.run([sys.executable, "-m", "enginebench", "compare", str(read_by_compare), str(read_by_compare)],
                          env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    _died_with_what_it_measured(run_dir, "make compare")
+    _died_with_what_it_measured(read_by_compare, "make compare")
     assert "status died" in next((tmp_path / "reports").glob("compare-*.html")).read_text()
+    # Only a run cleans up scratch folders (it is the one that needs the room).
+    assert (data / read_by_compare.name).is_dir() and (data / found_by_next_run.name).is_dir()
+    next_started = time.time()
+    out = _next_run(tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert f"enginebench: {found_by_next_run}: its driver is gone; marked died" in out.stderr
+    for run_dir in (read_by_compare, found_by_next_run):
+        assert f"removed {data / run_dir.name}" in out.stderr
+        assert not leftover_groups(run_dir.name), "the dead runs' cgroups are removed"
+    _died_with_what_it_measured(found_by_next_run, "the next run")
+    gone, alive = psutil.wait_procs(runners, timeout=10)
+    assert not alive, f"left behind: {alive}"
+    _nothing_left(tmp_path / "data")
+    # The next run recognises the dead run within a minute of its start.
+    marked = json.loads((found_by_next_run / "manifest.json").read_text())["died"]["found_at"]
+    from datetime import datetime
+    assert datetime.fromisoformat(marked).timestamp() - next_started < 60
     out = subprocess.run([sys.executable, "-m", "enginebench", "reports"], env=env, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 0, out.stderr
     assert ">died<" in (tmp_path / "reports" / "index.html").read_text()
-    # Only a run cleans up scratch folders (it is the one that needs the room).
-    assert (tmp_path / "data" / "linkbench_uncached_disk" / run_dir.name).is_dir()
-    assert _next_run(tmp_path).returncode == 0
-    _nothing_left(tmp_path / "data")
-    assert not leftover_groups(run_dir.name)
 
 
 def test_a_full_disk_the_engine_reported_in_its_log_is_named_when_it_failed_on_something_else(tmp_path):
