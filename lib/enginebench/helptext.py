@@ -24,10 +24,13 @@ make all [SCALE=...] [FORCE=1] [EXPERIMENTS=a,b] every experiment in turn (skipp
 make explain EXP=<name> CLAIM=<id>  the claim's systems once per named factor: which move its ratio
 make reports                  reports/index.html: every claim's verdict, and every run of each experiment and scale
 make compare A=<run> B=<run>  what changed between two runs: headline ratios against noise, host speed, verdicts
+make native [NEEDS=<experiments>|all]  the runner, with the engine releases those experiments' systems name beyond setup's
+    (the posts' WiredTiger trees, PerconaFT's releases; make experiment/explain/all/bench build theirs first)
 make test | test-uri | bench | setup | setup-legacy | standin | notebooks | clean
 Environment:
     MONGOD=/path/to/mongod          the server TARGET=mongod starts (else the first mongod on PATH)
     ENGINEBENCH_URI=mongodb://...   the deployment TARGET=uri runs against
+    EB_COMPILER_CACHE=0             compile every C and C++ object (else through ccache when installed)
 """
 
 
