@@ -12,7 +12,9 @@
 #    ccache's, which calls the real one.
 #  - CCACHE_BASEDIR: paths inside the clone count as relative to it, so two clones' compiles of
 #    one file hash alike; CCACHE_NOHASHDIR: the working folder is not hashed either (it only
-#    names the folder in debug information, which perf does not read).
+#    names the folder in debug information, which perf does not read). An object taken from the
+#    cache keeps the __FILE__ strings of the clone that compiled it (RocksDB's LOG lines name
+#    their source file): text in messages, nothing that runs differently.
 if [ "${EB_COMPILER_CACHE:-1}" != 0 ] && [ -x /usr/lib/ccache/gcc ]; then
   export PATH="/usr/lib/ccache:$PATH"
   CCACHE_BASEDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
