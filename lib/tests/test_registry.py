@@ -198,6 +198,22 @@ def test_a_release_the_runner_lacks_is_refused_before_anything_starts(isolated_r
         native.check_releases(load_params("iibench_500m", scale))
 
 
+def test_make_native_needs_names_each_experiments_builds_and_refuses_an_unknown_one():
+    """`make native NEEDS=...` (tools/build_for.sh) asks `enginebench builds` what to build: every
+    release the schema offers beyond setup's for `all`, one line each; an unknown experiment stops
+    it before anything is built, naming the allowed ones."""
+    import sys
+    from enginebench.engines import FRACTAL_RELEASES
+    from enginebench.paths import repo_root
+    listed = subprocess.run([sys.executable, "-m", "enginebench", "builds", "all"], capture_output=True, text=True,
+                            timeout=60, check=True).stdout.split()
+    assert listed == sorted([f"perconaft-{r}" for r in FRACTAL_RELEASES] + [f"wiredtiger-tag-{r}" for r in WT_TAG_RELEASES])
+    refused = subprocess.run(["bash", "tools/build_for.sh", sys.executable, "no_such_experiment"], cwd=repo_root(),
+                             capture_output=True, text=True, timeout=60)
+    assert refused.returncode != 0 and "unknown experiment 'no_such_experiment'" in refused.stderr
+    assert "allowed: flashback_replay" in refused.stderr
+
+
 def test_the_runners_layers_import_only_downward():
     """lib/native/src in layers: the key encoding is a leaf, the engines sit above it and below the
     server layouts, and the layouts below the workloads and executors; a module names nothing above it."""
