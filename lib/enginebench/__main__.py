@@ -90,6 +90,14 @@ def main(argv: list[str] | None = None) -> int:
     except (ParamsError, RuntimeError, ValueError) as exc:
         print(f"enginebench: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as exc:
+        # A run stopped by a signal (bench, explain): the driver kept what it measured, marked
+        # aborted; one line says so, not a traceback. A plain Ctrl-C elsewhere stays Python's.
+        from .driver import RunAborted
+        if not isinstance(exc, RunAborted):
+            raise
+        print(f"enginebench: aborted: {exc}", file=sys.stderr)
+        return ABORTED
 
 
 def _experiment(args) -> int:

@@ -103,3 +103,23 @@ def test_second_signal_while_stopping_does_not_abandon_the_runner(tmp_path):
     assert not alive, f"left behind: {alive}"
     manifest = json.loads(next((tmp_path / "results").glob("linkbench_cached/*/manifest.json")).read_text())
     assert manifest["status"] == "aborted"
+
+
+def test_a_run_aborted_under_any_command_is_one_line_and_the_shells_code(monkeypatch, capsys):
+    """bench and explain run experiments too: their interrupt ends like `run`'s, with one line
+    and 130, not a traceback; an interrupt that is not a run's stays Python's."""
+    from enginebench import __main__ as cli
+    from enginebench.driver import RunAborted
+
+    def stopped(_args):
+        raise RunAborted("run data/results/linkbench_cached/x interrupted during phase load")
+    monkeypatch.setitem(cli.COMMANDS, "bench", stopped)
+    assert cli.main(["bench"]) == cli.ABORTED == 130
+    err = capsys.readouterr().err
+    assert err == "enginebench: aborted: run data/results/linkbench_cached/x interrupted during phase load\n"
+
+    def ctrl_c(_args):
+        raise KeyboardInterrupt
+    monkeypatch.setitem(cli.COMMANDS, "bench", ctrl_c)
+    with pytest.raises(KeyboardInterrupt):
+        cli.main(["bench"])
