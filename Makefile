@@ -43,7 +43,7 @@ STANDIN_INPUTS := tools/build_standin.sh tools/standin/pom.xml $(shell find tool
 # The second stand-in, FerretDB (Go, on SQLite), built from the Go module proxy by `make test` too.
 FERRETDB_BIN := .build/ferretdb/ferretdb
 
-.PHONY: all setup native engines-all server-cost wiredtiger-2.9.2 setup-legacy standin ferretdb experiment test test-builds test-uri reports compare explain bench clean notebooks help
+.PHONY: all setup native engines-all server-cost wiredtiger-2.9.2 setup-legacy standin ferretdb experiment test test-builds test-uri reports compare explain explain-differing bench clean notebooks help
 
 # Each experiment's question and timed phases come from its params (lib/enginebench/helptext.py);
 # before `make setup` only the names can be listed.
@@ -155,6 +155,14 @@ all: native
 explain: native
 	@if [ -z "$(EXP)" ] || [ -z "$(CLAIM)" ]; then echo "make explain: EXP=<experiment> CLAIM=<claim id>[,<claim id>...] are required" >&2; exit 2; fi
 	$(PY) -m enginebench explain "$(EXP)" "$(CLAIM)" --scale "$(SCALE)" --repeat "$(REPEAT)" --factors "$(FACTORS)"
+
+# `make explain` for every claim the collection page lists as "not explained yet" at SCALE (EXPERIMENTS=a,b
+# only those); PLAN=1 prints the runs and the time they should take here, and runs nothing.
+PLAN ?=
+explain-differing: NEEDS = $(if $(PLAN),,$(or $(subst $(comma), ,$(EXPERIMENTS)),all))
+explain-differing: native
+	$(PY) -m enginebench explain-differing --scale "$(SCALE)" --repeat "$(REPEAT)" \
+	    $(if $(EXPERIMENTS),--experiments "$(EXPERIMENTS)") $(if $(PLAN),--plan)
 
 # LINKBENCH_RUN=<a complete linkbench_cached default run> takes the headline figures from that run
 # (every experiment run records the perf attribution) instead of making a new one.

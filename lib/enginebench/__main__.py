@@ -80,6 +80,14 @@ def parser() -> argparse.ArgumentParser:
     x.add_argument("--target", default="embedded")
     x.add_argument("--repeat", type=int, default=1, help="runs per variant; their spread is the ratio's noise")
     x.add_argument("--factors", default="", help="comma-separated factor names: only these variants (and the base)")
+    d = sub.add_parser("explain-differing", help="explain every claim whose verdict differs from the post and has "
+                                                 "no answer yet, experiment by experiment")
+    d.add_argument("--scale", default="default", choices=SCALES)
+    d.add_argument("--target", default="embedded")
+    d.add_argument("--repeat", type=int, default=1, help="runs per variant")
+    d.add_argument("--experiments", default="", help="only these experiments (comma-separated)")
+    d.add_argument("--again", action="store_true", help="also the claims that have an answer")
+    d.add_argument("--plan", action="store_true", help="print the runs and their expected time; run nothing")
     return top
 
 
@@ -186,6 +194,13 @@ def _explain(args) -> None:
         print(f"explain: {page}")
 
 
+def _explain_differing(args) -> None:
+    from .explain_differing import explain_differing
+    only = [name.strip() for name in args.experiments.split(",") if name.strip()] or None
+    for page in explain_differing(args.scale, args.target, args.repeat, only, args.again, args.plan):
+        print(f"explain: {page}")
+
+
 def _bench(args) -> None:
     from .bench import main as bench
     bench(args.linkbench_run)
@@ -210,6 +225,7 @@ COMMANDS = {
     "bench": _bench,
     "server-cost": _server_cost,
     "explain": _explain,
+    "explain-differing": _explain_differing,
     "all": _all,
     "help": _help,
     "settings": lambda _args: print(settings_page(), end=""),

@@ -22,6 +22,7 @@ make experiment EXP=<name> [SCALE={'|'.join(SCALES)}] [TARGET=auto|embedded|mong
 make all [SCALE=...] [FORCE=1] [EXPERIMENTS=a,b] every experiment in turn (skipping those run from this code and params), then the collection page
     CLUSTER=tcp://<head>:8786 [REPEAT=n] [SHARED=<folder>] sends each experiment to a host of a Dask cluster (docs/cluster.md).
 make explain EXP=<name> CLAIM=<id>  the claim's systems once per named factor: which move its ratio
+make explain-differing [EXPERIMENTS=a,b] [PLAN=1]  make explain for every claim not explained yet (PLAN=1: the runs and their time)
 make reports                  reports/index.html: every claim's verdict, and every run of each experiment and scale
 make compare A=<run> B=<run>  what changed between two runs: headline ratios against noise, host speed, verdicts
 make native [NEEDS=<experiments>|all]  the runner, with the engine releases those experiments' systems name beyond setup's

@@ -213,3 +213,53 @@ def test_factors_can_be_named_and_a_misspelt_one_is_refused():
     assert [v.factor for v in variants] == ["base", "checkpoints in measured time", "rocksdb scans"]
     with pytest.raises(ValueError, match=r"FACTORS: 'rocksdb scan' not a factor; allowed: settings, release, .*cache size"):
         explain.plan("linkbench_cached", "lb.query.cached.btree_vs_lsm", "default", ["rocksdb scan"])
+
+
+def test_explain_differing_takes_the_unanswered_differing_claims_and_plans_their_runs(monkeypatch, tmp_path, capsys):
+    """`make explain-differing`: the claims the collection page lists as "not explained yet" at
+    the scale, grouped by experiment; PLAN=1 prints the distinct runs and their time from this
+    host's newest complete run, system by system, and runs nothing."""
+    import json
+    from enginebench import explain_differing as ed
+    from enginebench.report import collection
+    monkeypatch.setenv("ENGINEBENCH_REPORTS", str(tmp_path / "reports"))
+    monkeypatch.setenv("ENGINEBENCH_RESULTS", str(tmp_path / "results"))
+    (tmp_path / "reports").mkdir()
+
+    def row(exp, claim_id, scale, verdict, published, measured, target="embedded"):
+        return {"experiment": exp, "claim_id": claim_id, "scale": scale, "target": target, "verdict": verdict,
+                "published_ratio": published, "measured_ratio": measured}
+    monkeypatch.setattr(collection, "claim_rows", lambda: [
+        row("tokumx_insert_10m", "tk.insert.fractal_vs_mmap", "default", "holds", 1.16, 37.4),  # 32x the post's
+        row("tokumx_insert_10m", "tk.size.mmap_vs_fractal", "default", "holds", 2.04, 2.35),    # agrees
+        row("tokumx_insert_10m", "tk.insert.fractal_vs_mmap", "smoke", "holds", 1.16, 9.0),      # another scale
+        row("tokumx_read", "tk.read_only", "default", "holds", 1.05, 3.53),                      # answered below
+        row("tokumx_read", "tk.read_only", "default", "holds", 1.05, 3.53, target="uri")])       # not embedded
+    explain.write_answer("tokumx_read", {"id": "tk.read_only", "reference_ratio": "1.05", "expect": "greater than 1"},
+                         [{"factor": "base", "verdict": "holds", "ratio": 3.53, "run": "/r"}], "default", 1)
+    assert ed.differing("default") == {"tokumx_insert_10m": ["tk.insert.fractal_vs_mmap"]}
+    assert ed.differing("default", again=True) == {"tokumx_insert_10m": ["tk.insert.fractal_vs_mmap"],
+                                                   "tokumx_read": ["tk.read_only"]}
+    assert ed.differing("default", only=["tokumx_read"]) == {}
+    with pytest.raises(ValueError, match=r"EXPERIMENTS: 'no_such' not an experiment; allowed: flashback_replay"):
+        ed.differing("default", only=["no_such"])
+
+    # Never run here: the plan says so instead of a time.
+    assert "tokumx_insert_10m (never run here at this scale)" in ed.plan_text(ed.differing("default"), "default")
+    # A complete run of 100 s in which lmdb's runner took 30 s and tokumx's 50: 37.5 s and 62.5 s.
+    run = tmp_path / "results" / "tokumx_insert_10m" / "20261203-000000-vm"
+    for label, seconds in (("lmdb", 30), ("tokumx", 50)):
+        (run / label).mkdir(parents=True)
+        (run / label / "events.jsonl").write_text(
+            json.dumps({"event": "runner", "t": 1000.0}) + "\n" + json.dumps({"event": "done", "t": 1000.0 + seconds}) + "\n")
+    (run / "manifest.json").write_text(json.dumps({"status": "complete", "scale": "default", "params": {},
+                                                   "started_at": "2026-12-03T00:00:00+00:00",
+                                                   "finished_at": "2026-12-03T00:01:40+00:00"}))
+    assert ed.system_seconds("tokumx_insert_10m", "default") == {"lmdb": 37.5, "tokumx": 62.5}
+    # base, settings and storage run both systems, the cache tokumx alone: 3 x 100 + 62.5 s.
+    assert ed.explain_differing("default", dry_run=True) == []
+    printed = capsys.readouterr().out
+    assert printed.startswith("explain-differing at the default scale: about 6 min in all\n"
+                              "tokumx_insert_10m: tk.insert.fractal_vs_mmap: 4 runs, about 6 min\n"
+                              "    base: lmdb, tokumx\n")
+    assert "    cache size: tokumx (systems[tokumx].options.cache_size_mb=" in printed

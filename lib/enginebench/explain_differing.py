@@ -1,0 +1,114 @@
+"""`make explain-differing`: `make explain` for every claim the collection page lists as
+"not explained yet": its verdict at the scale differs from the post's (explain.differs) and no
+explain answer is on file. One experiment at a time, its claims together, so a run they share is
+made once (explain.explain_claims). `PLAN=1` prints the runs and the time they should take on this
+host (from its newest complete run of each experiment, system by system) and runs nothing: at the
+default scale a whole collection's explains take hours, and the plan says which ones.
+"""
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from pathlib import Path
+
+from .explain import differs, existing_base, plan, read_answer
+from .params import experiments as all_experiments
+from .paths import results_dir
+
+
+def differing(scale: str, only: list[str] | None = None, again: bool = False) -> dict[str, list[str]]:
+    """Per experiment (in the collection's order), the claims whose newest embedded verdict at
+    `scale` differs from the post, without an answer unless `again`."""
+    from .report.collection import claim_rows
+    unknown = [name for name in only or [] if name not in all_experiments()]
+    if unknown:
+        raise ValueError(f"EXPERIMENTS: {', '.join(map(repr, unknown))} not an experiment; allowed: "
+                         + ", ".join(all_experiments()))
+    todo: dict[str, list[str]] = {}
+    for row in claim_rows():
+        if row["scale"] != scale or row["target"] != "embedded" or (only and row["experiment"] not in only):
+            continue
+        if not differs(row) or (read_answer(row["experiment"], row["claim_id"]) and not again):
+            continue
+        claims = todo.setdefault(row["experiment"], [])
+        if row["claim_id"] not in claims:
+            claims.append(row["claim_id"])
+    return todo
+
+
+def system_seconds(exp: str, scale: str) -> dict[str, float]:
+    """Each system's share of the newest complete whole run of exp at scale on this host: its
+    runner's time (first event to done), scaled so the systems add up to the run's wall time
+    (the driver's own work between them counted in proportion)."""
+    for path in sorted((results_dir() / exp).glob("*/manifest.json"), reverse=True):
+        manifest = json.loads(path.read_text())
+        whole = not manifest.get("selection") and not (manifest.get("params") or {}).get("sets")
+        if manifest.get("status") != "complete" or manifest.get("scale") != scale or not whole:
+            continue
+        own = {}
+        for events in path.parent.glob("*/events.jsonl"):
+            times = [json.loads(line).get("t") for line in events.read_text().splitlines() if line.strip()]
+            times = [t for t in times if isinstance(t, (int, float))]
+            if times:
+                own[events.parent.name] = max(times) - min(times)
+        wall = (datetime.fromisoformat(manifest["finished_at"])
+                - datetime.fromisoformat(manifest["started_at"])).total_seconds()
+        total = sum(own.values())
+        return {label: seconds * wall / total for label, seconds in own.items()} if total else {}
+    return {}
+
+
+def planned_runs(exp: str, claim_ids: list[str], scale: str) -> list[tuple[str, list[str], list[str]]]:
+    """The distinct runs explain_claims would make: (factor, systems, --sets), a run shared by
+    several claims once; the base left out where an existing run serves as it."""
+    runs, seen = [], set()
+    for claim_id in claim_ids:
+        _claim, systems, variants = plan(exp, claim_id, scale)
+        labels = [s["label"] for s in systems]
+        for variant in variants:
+            if variant.not_run or (variant.factor == "base" and existing_base(exp, scale, labels)):
+                continue
+            key = (tuple(variant.changes), tuple(variant.sets))
+            if key not in seen:
+                seen.add(key)
+                runs.append((variant.factor, list(variant.changes), list(variant.sets)))
+    return runs
+
+
+def plan_text(todo: dict[str, list[str]], scale: str) -> str:
+    """What `make explain-differing` would run, with the time each experiment's runs should take."""
+    if not todo:
+        return f"explain-differing: every claim that differs from the post at the {scale} scale has an answer"
+    lines, total, unknown = [], 0.0, []
+    for exp, claim_ids in todo.items():
+        seconds = system_seconds(exp, scale)
+        runs = planned_runs(exp, claim_ids, scale)
+        known = all(label in seconds for _f, changes, _s in runs for label in changes)
+        spent = sum(seconds.get(label, 0.0) for _f, changes, _s in runs for label in changes)
+        if known:
+            total += spent
+        else:
+            unknown.append(exp)
+        when = f"about {spent / 60:.0f} min" if known else "no complete run here to time it from"
+        lines.append(f"{exp}: {', '.join(claim_ids)}: {len(runs)} runs, {when}")
+        lines.extend(f"    {factor}: {', '.join(changes)}" + (f" ({' '.join(sets)})" if sets else "")
+                     for factor, changes, sets in runs)
+    head = f"explain-differing at the {scale} scale: about {total / 60:.0f} min in all"
+    if unknown:
+        head += f", plus {', '.join(unknown)} (never run here at this scale)"
+    return "\n".join([head, *lines])
+
+
+def explain_differing(scale: str, target: str = "embedded", repeat: int = 1, only: list[str] | None = None,
+                      again: bool = False, dry_run: bool = False) -> list[Path]:
+    """Explain every differing claim without an answer, experiment by experiment; prints the plan
+    first. The pages written (none with dry_run)."""
+    from .explain import explain_claims
+    todo = differing(scale, only, again)
+    print(plan_text(todo, scale), flush=True)
+    if dry_run:
+        return []
+    pages = []
+    for exp, claim_ids in todo.items():
+        pages.extend(explain_claims(exp, claim_ids, scale, target, repeat))
+    return pages
