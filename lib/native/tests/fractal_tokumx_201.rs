@@ -84,7 +84,6 @@ fn fast_updates_send_the_message_without_reading() {
     let Some(_one) = built(RELEASE) else { return };
     let dir = TempDir::new("tokumx201-fast");
     let store = open(&dir, true);
-    let f = store.engine.flags();
     let calls = store.engine.record_calls();
     let mut ctx = store.session().unwrap();
     ctx.update("c", None, &[Bson::Int32(1)], &inc_k()).unwrap();
