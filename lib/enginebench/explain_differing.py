@@ -37,13 +37,14 @@ def differing(scale: str, only: list[str] | None = None, again: bool = False) ->
 
 
 def system_seconds(exp: str, scale: str) -> dict[str, float]:
-    """Each system's share of the newest complete whole run of exp at scale on this host: its
-    runner's time (first event to done), scaled so the systems add up to the run's wall time
-    (the driver's own work between them counted in proportion)."""
+    """How long each system takes in a run of exp at scale on this host, from the newest complete
+    run (without --set) that ran it: its runner's time (first event to done), scaled so a run's
+    systems add up to its wall time (the driver's own work between them counted in proportion)."""
+    found: dict[str, float] = {}
     for path in sorted((results_dir() / exp).glob("*/manifest.json"), reverse=True):
         manifest = json.loads(path.read_text())
-        whole = not manifest.get("selection") and not (manifest.get("params") or {}).get("sets")
-        if manifest.get("status") != "complete" or manifest.get("scale") != scale or not whole:
+        if (manifest.get("status") != "complete" or manifest.get("scale") != scale
+                or (manifest.get("params") or {}).get("sets")):
             continue
         own = {}
         for events in path.parent.glob("*/events.jsonl"):
@@ -54,8 +55,9 @@ def system_seconds(exp: str, scale: str) -> dict[str, float]:
         wall = (datetime.fromisoformat(manifest["finished_at"])
                 - datetime.fromisoformat(manifest["started_at"])).total_seconds()
         total = sum(own.values())
-        return {label: seconds * wall / total for label, seconds in own.items()} if total else {}
-    return {}
+        for label, seconds in own.items():
+            found.setdefault(label, seconds * wall / total)
+    return found
 
 
 def planned_runs(exp: str, claim_ids: list[str], scale: str) -> list[tuple[str, list[str], list[str]]]:
