@@ -25,7 +25,7 @@ from . import settings
 from .fidelity import departures
 from .metrics.sampler import device_of
 from .resources import space
-from .resources.profiles import ResourcePlan, SystemResources, plan_resources
+from .resources.profiles import ResourcePlan, SystemResources, own_memory_lines, plan_resources
 from .params import load_params
 from .results import scratch as scratch_folders
 from .results.rundir import RunFolder, settle_all
@@ -304,7 +304,8 @@ def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None
     # Raises, starting nothing, when a required limit is impossible (for the run or any system).
     plan = plan_resources(params)
     system_plans = {s["label"]: plan_resources(params, s) for s in params["systems"]}
-    banner = list(dict.fromkeys(plan.banner() + [line for p in system_plans.values() for line in p.banner()]))
+    banner = list(dict.fromkeys(plan.banner() + [line for p in system_plans.values() for line in p.banner()]
+                                + own_memory_lines(system_plans)))
     banner += departures(params, resolved["kind"])  # where this run is not the post's setting
     banner.append(settings.banner(params))
     if params.get("sets"):

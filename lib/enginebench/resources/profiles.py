@@ -69,11 +69,9 @@ class ResourcePlan:
     not_enforced: list[str] = field(default_factory=list)
 
     def banner(self) -> list[str]:
+        """What the run does not enforce and when its storage caps apply; the process's own memory
+        is said over all systems at once (own_memory_lines)."""
         lines = [f"Not enforced: {item}." for item in self.not_enforced]
-        if self.memory_own_mb and self.memory_limit_mb is not None:
-            lines.append(f"The memory limits of {self.engine} systems add {self.memory_own_mb} MB to their memory "
-                         "for the engine's cache and the data: the process's own memory, measured at this scale "
-                         "(memory_own_mb).")
         if self.method_io and not self.storage_during_load:
             lines.append(f"The {self.storage_profile!r} storage caps apply from the end of each load "
                          "(resources.storage.during_load: false): loads ran at this machine's disk speed.")
@@ -81,6 +79,24 @@ class ResourcePlan:
 
     def describe(self) -> dict:
         return asdict(self)
+
+
+def own_memory_lines(system_plans: dict[str, ResourcePlan]) -> list[str]:
+    """One line per engine whose systems' limits add their process's own memory: its figure, or,
+    where it was measured per memory size, each figure with the systems it applies to."""
+    by_engine: dict[str, dict[int, list[str]]] = {}
+    for label, plan in system_plans.items():
+        if plan.memory_own_mb and plan.memory_limit_mb is not None:
+            by_engine.setdefault(plan.engine, {}).setdefault(plan.memory_own_mb, []).append(label)
+    lines = []
+    for engine, figures in by_engine.items():
+        if len(figures) == 1:
+            added = f"{next(iter(figures))} MB"
+        else:
+            added = ", ".join(f"{mb} MB ({', '.join(labels)})" for mb, labels in sorted(figures.items()))
+        lines.append(f"The memory limits of {engine} systems add {added} to their memory for the engine's cache "
+                     "and the data: the process's own memory, measured at this scale (memory_own_mb).")
+    return lines
 
 
 def plan_resources(params: dict, system: dict | None = None) -> ResourcePlan:
