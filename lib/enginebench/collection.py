@@ -63,16 +63,24 @@ def chosen_experiments(only: str | list[str] | None) -> list[str]:
     return [n for n in names if n in wanted] if wanted else names
 
 
+def wall_seconds(manifest: dict) -> float | None:
+    """A run's wall time, start to finish, from its manifest (None while it has no end)."""
+    from datetime import datetime
+    started, finished = manifest.get("started_at"), manifest.get("finished_at")
+    if not (started and finished):
+        return None
+    return (datetime.fromisoformat(finished) - datetime.fromisoformat(started)).total_seconds()
+
+
 def past_seconds(exp: str, scale: str) -> float | None:
     """How long the newest complete run of exp at scale took on this host, if there is one."""
     for folder in sorted((results_dir() / exp).glob("*/manifest.json"), reverse=True):
         manifest = json.loads(folder.read_text())
         whole = not manifest.get("selection") and not (manifest.get("params") or {}).get("sets")
         if manifest.get("status") == "complete" and manifest.get("scale") == scale and whole:
-            from datetime import datetime
-            started, finished = manifest.get("started_at"), manifest.get("finished_at")
-            if started and finished:
-                return (datetime.fromisoformat(finished) - datetime.fromisoformat(started)).total_seconds()
+            seconds = wall_seconds(manifest)
+            if seconds is not None:
+                return seconds
     return None
 
 

@@ -8,9 +8,9 @@ default scale a whole collection's explains take hours, and the plan says which 
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from pathlib import Path
 
+from .collection import wall_seconds
 from .explain import differs, existing_base, plan, read_answer
 from .params import experiments as all_experiments
 from .paths import results_dir
@@ -52,11 +52,9 @@ def system_seconds(exp: str, scale: str) -> dict[str, float]:
             times = [t for t in times if isinstance(t, (int, float))]
             if times:
                 own[events.parent.name] = max(times) - min(times)
-        wall = (datetime.fromisoformat(manifest["finished_at"])
-                - datetime.fromisoformat(manifest["started_at"])).total_seconds()
-        total = sum(own.values())
+        wall, total = wall_seconds(manifest), sum(own.values())
         for label, seconds in own.items():
-            found.setdefault(label, seconds * wall / total)
+            found.setdefault(label, seconds * (wall or total) / total)
     return found
 
 
