@@ -226,6 +226,22 @@ class Variant:
     sets: list[str]
     changes: list[str]  # the labels of the claim's systems the factor changes
     not_run: str = ""   # why the factor has no variant for this claim, when it has none
+    scope: tuple[str, ...] = ()  # the sets every run of the claim carries (load_only_sets)
+
+    @property
+    def run_sets(self) -> list[str]:
+        """What the run is given: the factor's sets and the claim's scope."""
+        return [*self.sets, *self.scope]
+
+
+def load_only_sets(params: dict, systems: list[dict]) -> list[str]:
+    """For a claim read from the load phase: its systems load and stop (`measure_requests: false`,
+    the post's load-only setups). Nothing after the load changes what the load measured, and the
+    measured phase is most of a run's time at the default scale (LinkBench's queries, up to
+    300 s a system), so a load claim's variants take a fraction of it."""
+    if not (params.get("phases") or {}).get("measure"):
+        return []
+    return [f"systems[{s['label']}].measure_requests=false" for s in systems if s.get("measure_requests", True)]
 
 
 def _changed(base: dict, variant: dict, labels: list[str]) -> list[str]:
@@ -256,8 +272,10 @@ def plan(exp: str, claim_id: str, scale: str, only: list[str] | None = None) -> 
         raise ValueError(f"CLAIM={claim_id}: none of {exp}'s systems at scale {scale} has the roles "
                          f"{claim['numerator_role']} / {claim['denominator_role']}")
     labels = [s["label"] for s in systems]
-    variants = [Variant("base", "the experiment's params as they are", [], labels)]
     phase = phase_of(claim)
+    scope = tuple(load_only_sets(params, systems)) if phase == "load" else ()
+    scoped = load_params(exp, scale, list(scope)) if scope else params
+    variants = [Variant("base", "the experiment's params as they are", [], labels, scope=scope)]
     threads = Factor("threads", f"twice the client threads of the {phase} phase", _threads_of(phase))
     compares_releases = ":" in claim["numerator_role"] + claim["denominator_role"]
     the_family = family(params["workload"]["name"])
@@ -280,10 +298,10 @@ def plan(exp: str, claim_id: str, scale: str, only: list[str] | None = None) -> 
                    else "there is nothing to group"))))
             continue
         sets = factor.sets(params, systems)
-        changes = _changed(params, load_params(exp, scale, sets), labels) if sets else []
+        changes = _changed(scoped, load_params(exp, scale, [*sets, *scope]), labels) if sets else []
         if not changes:  # a factor that changes none of the claim's systems has nothing to run
             continue
-        variants.append(Variant(factor.name, factor.what, sets, changes))
+        variants.append(Variant(factor.name, factor.what, sets, changes, scope=scope))
     return claim, systems, variants
 
 
@@ -390,9 +408,9 @@ def answer_path(exp: str, claim_id: str) -> Path:
     return reports_dir() / f"explain-{exp}-{claim_id}.json"
 
 
-def write_answer(exp: str, claim: dict, rows: list[dict], scale: str, repeat: int) -> Path:
+def write_answer(exp: str, claim: dict, rows: list[dict], scale: str, repeat: int, load_only: bool = False) -> Path:
     base = rows[0] if rows else {}
-    record = {"experiment": exp, "claim_id": claim["id"], "scale": scale, "repeat": repeat,
+    record = {"experiment": exp, "claim_id": claim["id"], "scale": scale, "repeat": repeat, "to_end_of_load": load_only,
               "answer": conclusion(claim, rows), "moved": moved_factors(claim, rows),
               "tried": [r["factor"] for r in rows[1:] if r.get("ratio") is not None],
               "not_run": {r["factor"]: r["reason"] for r in rows[1:] if r.get("verdict") == "not run"},
@@ -445,7 +463,8 @@ def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embe
     if reuse_base is None:
         reuse_base = runner is None
     rows, base_runs = [], []
-    reused = existing_base(exp, scale, labels) if repeat == 1 and reuse_base else None
+    # A load claim's base loads anew, in the sitting of its variants: a load takes minutes.
+    reused = existing_base(exp, scale, labels) if repeat == 1 and reuse_base and not variants[0].scope else None
     for variant in variants:
         if variant.factor == "base" and reused is not None:
             print(f"[explain {claim_id}] base: the experiment's run {reused.name} has these params and systems",
@@ -463,9 +482,9 @@ def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embe
             rows.append({**row, "ratio": None, "verdict": "not run", "from": "", "reason": variant.not_run, "run": ""})
             continue
         print(f"[explain {claim_id}] {variant.factor}: {' '.join(variant.sets) or '(base)'}; runs "
-              f"{', '.join(variant.changes)}", flush=True)
+              f"{', '.join(variant.changes)}" + (" up to the end of their load" if variant.scope else ""), flush=True)
         try:
-            path = run(variant.changes, variant.sets)
+            path = run(variant.changes, variant.run_sets)
         except ValueError as exc:  # refused before it started (e.g. a doubled cache over a memory limit)
             rows.append({**row, "ratio": None, "verdict": "not run", "from": "", "reason": str(exc), "run": ""})
             continue
@@ -477,12 +496,13 @@ def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embe
         measured = _measure(group, claim_id)
         rows.append({**row, "ratio": measured.get("measured_ratio"), "verdict": measured.get("verdict", "not measured"),
                      "from": measured.get("from", ""), "reason": measured.get("reason", ""), "run": str(path)})
-    page = write_page(exp, claim, labels, rows, scale, repeat)
-    write_answer(exp, claim, rows, scale, repeat)
+    page = write_page(exp, claim, labels, rows, scale, repeat, load_only=bool(variants[0].scope))
+    write_answer(exp, claim, rows, scale, repeat, load_only=bool(variants[0].scope))
     return page
 
 
-def write_page(exp: str, claim: dict, labels: list[str], rows: list[dict], scale: str, repeat: int) -> Path:
+def write_page(exp: str, claim: dict, labels: list[str], rows: list[dict], scale: str, repeat: int,
+               load_only: bool = False) -> Path:
     out_dir = reports_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
     out = page_path(exp, claim["id"])
@@ -492,7 +512,10 @@ def write_page(exp: str, claim: dict, labels: list[str], rows: list[dict], scale
             f"{repeat} run(s) per variant; each variant differs from the base in one factor, set as shown. "
             "The verdict includes the noise rule (within noise: the ratio is closer to the bound than the "
             "runs' spread, or for a single run the host's speed change and the intervals' swing, allow). "
-            "Every variant loads afresh, as the base did.</p>"
+            "Every variant loads afresh, as the base did."
+            + (" The claim reads the load phase, so every run, the base's included, stops at the end of its "
+               "systems' load (measure_requests false): nothing after the load changes what it measured."
+               if load_only else "") + "</p>"
             f"<p><strong>{html_lib.escape(conclusion(claim, rows))}</strong></p>")
     shown = pl.DataFrame([{k: (round(v, 3) if isinstance(v, float) and math.isfinite(v) else v)
                            for k, v in r.items()} for r in rows])

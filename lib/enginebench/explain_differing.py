@@ -36,42 +36,47 @@ def differing(scale: str, only: list[str] | None = None, again: bool = False) ->
     return todo
 
 
-def system_seconds(exp: str, scale: str) -> dict[str, float]:
+def system_seconds(exp: str, scale: str, to_end_of_load: bool = False) -> dict[str, float]:
     """How long each system takes in a run of exp at scale on this host, from the newest complete
-    run (without --set) that ran it: its runner's time (first event to done), scaled so a run's
-    systems add up to its wall time (the driver's own work between them counted in proportion)."""
+    run (without --set) that ran it: its runner's time (first event to done, or to the end of its
+    load phase: a load claim's runs stop there), scaled so a run's systems add up to its wall time
+    (the driver's own work between them counted in proportion)."""
     found: dict[str, float] = {}
     for path in sorted((results_dir() / exp).glob("*/manifest.json"), reverse=True):
         manifest = json.loads(path.read_text())
         if (manifest.get("status") != "complete" or manifest.get("scale") != scale
                 or (manifest.get("params") or {}).get("sets")):
             continue
-        own = {}
-        for events in path.parent.glob("*/events.jsonl"):
-            times = [json.loads(line).get("t") for line in events.read_text().splitlines() if line.strip()]
-            times = [t for t in times if isinstance(t, (int, float))]
+        own, until = {}, {}
+        for events_path in path.parent.glob("*/events.jsonl"):
+            events = [json.loads(line) for line in events_path.read_text().splitlines() if line.strip()]
+            times = [e.get("t") for e in events if isinstance(e.get("t"), (int, float))]
             if times:
-                own[events.parent.name] = max(times) - min(times)
+                label = events_path.parent.name
+                own[label] = max(times) - min(times)
+                load_end = [e["t"] for e in events if e.get("event") == "phase_end" and e.get("phase") == "load"]
+                until[label] = (load_end[0] - min(times)) if load_end else own[label]
         wall, total = wall_seconds(manifest), sum(own.values())
-        for label, seconds in own.items():
+        for label, seconds in (until if to_end_of_load else own).items():
             found.setdefault(label, seconds * (wall or total) / total)
     return found
 
 
-def planned_runs(exp: str, claim_ids: list[str], scale: str) -> list[tuple[str, list[str], list[str]]]:
-    """The distinct runs explain_claims would make: (factor, systems, --sets), a run shared by
-    several claims once; the base left out where an existing run serves as it."""
+def planned_runs(exp: str, claim_ids: list[str], scale: str) -> list[tuple[str, list[str], list[str], bool]]:
+    """The distinct runs explain_claims would make: (factor, systems, the factor's --sets, whether
+    the systems stop after their load), a run shared by several claims once; the base left out where an existing run
+    serves as it."""
     runs, seen = [], set()
     for claim_id in claim_ids:
         _claim, systems, variants = plan(exp, claim_id, scale)
         labels = [s["label"] for s in systems]
         for variant in variants:
-            if variant.not_run or (variant.factor == "base" and existing_base(exp, scale, labels)):
+            if variant.not_run or (variant.factor == "base" and not variant.scope and existing_base(exp, scale, labels)):
                 continue
-            key = (tuple(variant.changes), tuple(variant.sets))
+            key = (tuple(variant.changes), tuple(variant.run_sets))
             if key not in seen:
                 seen.add(key)
-                runs.append((variant.factor, list(variant.changes), list(variant.sets)))
+                runs.append((variant.factor, list(variant.changes), list(variant.sets), bool(variant.scope)))
     return runs
 
 
@@ -81,18 +86,19 @@ def plan_text(todo: dict[str, list[str]], scale: str) -> str:
         return f"explain-differing: every claim that differs from the post at the {scale} scale has an answer"
     lines, total, unknown = [], 0.0, []
     for exp, claim_ids in todo.items():
-        seconds = system_seconds(exp, scale)
+        whole, to_load_end = system_seconds(exp, scale), system_seconds(exp, scale, to_end_of_load=True)
         runs = planned_runs(exp, claim_ids, scale)
-        known = all(label in seconds for _f, changes, _s in runs for label in changes)
-        spent = sum(seconds.get(label, 0.0) for _f, changes, _s in runs for label in changes)
+        known = all(label in whole for _f, changes, _s, _l in runs for label in changes)
+        spent = sum((to_load_end if load_only else whole).get(label, 0.0)
+                    for _f, changes, _s, load_only in runs for label in changes)
         if known:
             total += spent
         else:
             unknown.append(exp)
         when = f"about {spent / 60:.0f} min" if known else "no complete run here to time it from"
         lines.append(f"{exp}: {', '.join(claim_ids)}: {len(runs)} runs, {when}")
-        lines.extend(f"    {factor}: {', '.join(changes)}" + (f" ({' '.join(sets)})" if sets else "")
-                     for factor, changes, sets in runs)
+        lines.extend(f"    {factor}: {', '.join(changes)}" + (" to the end of the load" if load_only else "")
+                     + (f" ({' '.join(sets)})" if sets else "") for factor, changes, sets, load_only in runs)
     head = f"explain-differing at the {scale} scale: about {total / 60:.0f} min in all"
     if unknown:
         head += f", plus {', '.join(unknown)} (never run here at this scale)"

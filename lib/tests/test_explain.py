@@ -1,6 +1,7 @@
 """`make explain`: the claim's systems once per named factor, each variant one --set away from
 the base, and a page that names the factors that move the ratio (explain.py)."""
 import html
+import json
 
 import polars as pl
 import pytest
@@ -17,7 +18,7 @@ def test_each_variant_differs_from_the_base_in_one_named_factor():
                                "checkpoints in measured time", "journal compressor", "rocksdb scans", "write throttle", "tombstone compactions",
                                "query yields", "reads before writes",
                                "threads", "cache size"]
-    assert by_factor["base"] == []
+    assert by_factor["base"] == [] and {v.scope for v in variants} == {()}  # runs its query phase
     # The post's own settings (syncPeriodSecs 600, journalCompressor none) are the base's.
     # The interval the settings give (600 s, scaled to 50 s by the measured phase) against 60 s
     # (scaled alike, to 5 s).
@@ -62,6 +63,12 @@ def test_a_release_claim_is_not_explained_by_swapping_its_releases():
     # On a load claim the threads are the load's, and the load is what is measured: no kept load.
     assert "phases.load.threads=4" in threads and "phases.load.reuse=true" not in threads
     assert next(v for v in variants if v.factor == "insert grouping").sets  # the load groups its inserts
+    # A load claim's systems stop at the end of their load (wt307.op1 never measures requests):
+    # nothing after the load changes what it measured.
+    assert {v.scope for v in variants} == {("systems[wt.op1].measure_requests=false",)}
+    run_sets = next(v for v in variants if v.factor == "journal compressor").run_sets
+    assert run_sets[-1] == "systems[wt.op1].measure_requests=false"
+    assert not load_params("linkbench_cached", "default", run_sets)["systems"][0]["measure_requests"]
 
 
 def test_an_unknown_claim_names_the_experiments_claims():
@@ -110,6 +117,11 @@ def test_a_smoke_explain_runs_the_variants_and_writes_its_page(isolated_run, mon
     assert ("Factors that move the ratio" in text) or ("Unexplained by these factors" in text)
     runs = sorted((isolated_run / "results" / "linkbench_cached").iterdir())
     assert len(runs) == 2  # the base and one variant, each its own results folder, for both claims
+    # Load claims: every run, the base's included, ends with its systems' load.
+    phases = {json.loads(line).get("phase") for run in runs for events in run.glob("*/events.jsonl")
+              for line in events.read_text().splitlines() if line.strip()}
+    assert "load" in phases and "run" not in phases
+    assert "stops at the end of its systems' load" in text and explain.read_answer("linkbench_cached", "lb.load.cpu.lsm_vs_btree")["to_end_of_load"]
     notes = explain.explain_note("linkbench_cached", pl.DataFrame([
         {"id": "lb.load.btree_vs_lsm", "verdict": "does not hold", "published_ratio": 2.0, "measured_ratio": 0.9}]))
     assert "make explain EXP=linkbench_cached CLAIM=lb.load.btree_vs_lsm" in notes and "its page" in notes
@@ -142,7 +154,6 @@ def test_a_claim_that_already_reads_as_the_post_is_said_to_agree():
 
 
 def test_the_base_is_the_experiments_own_run_with_the_same_params(isolated_run):
-    import json
     params = load_params("linkbench_cached", "smoke")
     results = isolated_run / "results" / "linkbench_cached"
 
@@ -219,7 +230,6 @@ def test_explain_differing_takes_the_unanswered_differing_claims_and_plans_their
     """`make explain-differing`: the claims the collection page lists as "not explained yet" at
     the scale, grouped by experiment; PLAN=1 prints the distinct runs and their time from this
     host's newest complete run, system by system, and runs nothing."""
-    import json
     from enginebench import explain_differing as ed
     from enginebench.report import collection
     monkeypatch.setenv("ENGINEBENCH_REPORTS", str(tmp_path / "reports"))
@@ -256,6 +266,11 @@ def test_explain_differing_takes_the_unanswered_differing_claims_and_plans_their
                                                    "started_at": "2026-12-03T00:00:00+00:00",
                                                    "finished_at": "2026-12-03T00:01:40+00:00"}))
     assert ed.system_seconds("tokumx_insert_10m", "default") == {"lmdb": 37.5, "tokumx": 62.5}
+    # To the end of the load: lmdb's load ended 20 s in, tokumx recorded none (its whole time).
+    (run / "lmdb" / "events.jsonl").write_text("".join(json.dumps(e) + "\n" for e in (
+        {"event": "runner", "t": 1000.0}, {"event": "phase_end", "phase": "load", "t": 1020.0},
+        {"event": "done", "t": 1030.0})))
+    assert ed.system_seconds("tokumx_insert_10m", "default", to_end_of_load=True) == {"lmdb": 25.0, "tokumx": 62.5}
     # base, settings and storage run both systems, the cache tokumx alone: 3 x 100 + 62.5 s.
     assert ed.explain_differing("default", dry_run=True) == []
     printed = capsys.readouterr().out
