@@ -96,3 +96,50 @@ def test_exited_process_keeps_its_last_counters():
     again = process_counters([os.getpid(), fake_pid], seen)
     assert again["cpu_user_s"] >= 2 * first["cpu_user_s"] * 0.99
     assert again["rss_bytes"] >= first["rss_bytes"] * 0.5  # the exited one adds no RSS
+
+
+def test_context_switches_are_every_threads_and_outlive_the_threads():
+    """psutil's num_ctx_switches reads /proc/<pid>/status: the main thread's alone. A process whose
+    work runs on other threads (every engine's) must be counted thread by thread, and a thread's
+    switches must stay counted after it exits."""
+    import os
+    import resource
+    import threading
+    import time
+
+    import psutil
+
+    def sleeper():
+        for _ in range(300):
+            time.sleep(0.0005)  # each sleep is a voluntary switch of this thread
+    seen: dict[int, dict[int, int]] = {}
+    before = process_counters([os.getpid()], None, seen)["ctx_switches"]
+    main_before = sum(psutil.Process().num_ctx_switches())
+    workers = [threading.Thread(target=sleeper) for _ in range(3)]
+    for worker in workers:
+        worker.start()
+    time.sleep(0.05)
+    during = process_counters([os.getpid()], None, seen)  # the workers are sampled alive...
+    for worker in workers:
+        worker.join()
+    after = process_counters([os.getpid()], None, seen)   # ...and counted after they exit
+    assert during["ctx_switch_threads"] >= 4
+    assert after["ctx_switches"] - before >= 3 * 50
+    assert after["ctx_switches"] >= during["ctx_switches"]
+    # The main thread's own count (what psutil gives) saw a fraction of them.
+    assert sum(psutil.Process().num_ctx_switches()) - main_before < (after["ctx_switches"] - before) / 3
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    assert after["ctx_switches"] <= usage.ru_nvcsw + usage.ru_nivcsw  # never more than the kernel's total
+
+
+def test_switches_per_operation_of_a_run_that_counted_main_threads_are_void():
+    import polars as pl
+
+    from enginebench.report.claims import switches_counted
+    old = pl.DataFrame({"system": ["wt.op1", "rx.op1"], "ctx_switches": [10, 20]})
+    assert switches_counted(old, ["wt.op1", "rx.op1"]).startswith("void: wt.op1's run counted")
+    # A variant read beside an older base: the base's system is void, the variant's is not.
+    mixed = pl.concat([old, pl.DataFrame({"system": ["wt.op1"], "ctx_switches": [900], "ctx_switch_threads": [12]})],
+                      how="diagonal_relaxed")
+    assert switches_counted(mixed, ["wt.op1"]) is None
+    assert "rx.op1's run" in switches_counted(mixed, ["wt.op1", "rx.op1"])

@@ -120,6 +120,8 @@ def test_report_pieces(smoke_run):
     # of the runner's CPU; a smoke phase may be too short for perf to sample at all.
     for row in claims.filter(pl.col("metric").str.contains("cpu_per_op|cs_per_op")).iter_rows(named=True):
         assert row["verdict"] != NOT_EVALUATED or row["reason"].startswith("not comparable"), row
+    # The runner's switches are its threads', not its main thread's alone (its workers do the work).
+    assert run.samples["ctx_switch_threads"].max() > 2
     oplog = claims.filter(pl.col("id") == "lb.oplog.wkb").row(0, named=True)
     assert oplog["verdict"] == NOT_EVALUATED and "oplog" in oplog["reason"]
     text = linkbench_findings(run, claims)

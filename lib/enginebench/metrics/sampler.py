@@ -58,28 +58,53 @@ def dir_size(path: str | Path) -> tuple[int, int]:
     return used, apparent
 
 
-_CUMULATIVE = ("cpu_user_s", "cpu_sys_s", "ctx_switches", "proc_read_bytes", "proc_write_bytes")
+_CUMULATIVE = ("cpu_user_s", "cpu_sys_s", "ctx_switches", "proc_read_bytes", "proc_write_bytes", "ctx_switch_threads")
 
 
-def process_counters(pids: list[int], last_seen: dict[int, dict] | None = None) -> dict:
-    """Summed counters of the server processes (CPU seconds, context switches, RSS, IO).
+def thread_ctx_switches(pid: int, per_thread: dict[int, int]) -> int:
+    """A process's context switches, voluntary and involuntary, summed over its threads.
+
+    /proc/<pid>/status (what psutil's num_ctx_switches reads) counts the main thread alone; an
+    engine's work runs on its worker and background threads, so each thread's own status file is
+    read. A thread keeps contributing its last count after it exits (`per_thread`, by thread id):
+    only what a thread did between its last sample and its exit, or in a life shorter than one
+    sampling interval, is missed."""
+    for status in Path(f"/proc/{pid}/task").glob("*/status"):
+        try:
+            text = status.read_text()
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # exited while listed
+        counts = [int(value) for name, _, value in (line.partition(":") for line in text.splitlines())
+                  if name in ("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")]
+        if counts:
+            per_thread[int(status.parent.name)] = sum(counts)
+    return sum(per_thread.values())
+
+
+def process_counters(pids: list[int], last_seen: dict[int, dict] | None = None,
+                     threads_seen: dict[int, dict[int, int]] | None = None) -> dict:
+    """Summed counters of the server processes (CPU seconds, context switches of every thread,
+    RSS, IO). `ctx_switch_threads`: how many threads' switches are in `ctx_switches` (a run
+    without the column counted main threads only, and its switches per operation are void).
 
     A process that has exited keeps contributing its last cumulative counters (from
-    `last_seen`), so a counter never drops when a server stops between two samples.
+    `last_seen`), so a counter never drops when a server stops between two samples; a thread,
+    likewise, from `threads_seen`.
     """
     out = dict(cpu_user_s=0.0, cpu_sys_s=0.0, ctx_switches=0, rss_bytes=0, proc_read_bytes=0,
-               proc_write_bytes=0, threads=0)
+               proc_write_bytes=0, threads=0, ctx_switch_threads=0)
+    threads_seen = {} if threads_seen is None else threads_seen
     for pid in pids:
         try:
             proc = psutil.Process(pid)
             with proc.oneshot():
                 cpu = proc.cpu_times()
-                ctx = proc.num_ctx_switches()
                 io = proc.io_counters()
+                per_thread = threads_seen.setdefault(pid, {})
                 one = {"cpu_user_s": cpu.user, "cpu_sys_s": cpu.system,
-                       "ctx_switches": ctx.voluntary + ctx.involuntary, "rss_bytes": proc.memory_info().rss,
+                       "ctx_switches": thread_ctx_switches(pid, per_thread), "rss_bytes": proc.memory_info().rss,
                        "proc_read_bytes": io.read_bytes, "proc_write_bytes": io.write_bytes,
-                       "threads": proc.num_threads()}
+                       "threads": proc.num_threads(), "ctx_switch_threads": len(per_thread)}
         except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
             previous = (last_seen or {}).get(pid)
             if previous is None:
@@ -108,11 +133,12 @@ class Sampler:
         self._size_every = size_every
         self.cpu_s = 0.0  # the sampler's own CPU, reported by `make bench`
         self._last_seen: dict[int, dict] = {}
+        self._threads_seen: dict[int, dict[int, int]] = {}
         self._extra = extra  # more cumulative counters per sample, e.g. the cgroup's device IOs
 
     def sample(self) -> dict:
         row = {"t": time.time()}
-        row.update(process_counters(self.pids, self._last_seen))
+        row.update(process_counters(self.pids, self._last_seen, self._threads_seen))
         if self.device is not None:
             row.update(read_diskstats(self.device) or {})
         if self._extra is not None:

@@ -145,6 +145,7 @@ class Deployment:
         self.stopped = False
         self.events: list[dict] = []   # what start/stop did, for the system's results folder
         self.record_path: Path | None = None   # rewritten after start and after stop
+        self._threads_seen: dict[int, dict[int, int]] = {}  # pid -> thread id -> its last switches
 
     # -- start ---------------------------------------------------------------------------------
     def _spawn(self, p: ProcessPlan) -> None:
@@ -339,14 +340,17 @@ class Deployment:
     def process_counters(self) -> dict:
         """Per-process CPU, context switches, RSS and IO, as extra sampler columns (the sampler
         sums them over all pids itself)."""
+        from ..metrics.sampler import thread_ctx_switches
         out = {}
         for name, proc in self.procs.items():
             try:
                 ps = psutil.Process(proc.pid)
                 with ps.oneshot():
-                    cpu, ctx, io = ps.cpu_times(), ps.num_ctx_switches(), ps.io_counters()
+                    cpu, io = ps.cpu_times(), ps.io_counters()
+                    # every thread's (mongod serves each connection on a thread of its own)
+                    switches = thread_ctx_switches(proc.pid, self._threads_seen.setdefault(proc.pid, {}))
                     out.update({f"{name}.cpu_user_s": cpu.user, f"{name}.cpu_sys_s": cpu.system,
-                                f"{name}.ctx_switches": ctx.voluntary + ctx.involuntary,
+                                f"{name}.ctx_switches": switches,
                                 f"{name}.rss_bytes": ps.memory_info().rss,
                                 f"{name}.read_bytes": io.read_bytes, f"{name}.write_bytes": io.write_bytes})
             except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):

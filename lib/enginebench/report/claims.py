@@ -68,6 +68,18 @@ def cpu_comparability(systems: list[dict], phase: str) -> str | None:
     return None
 
 
+def switches_counted(samples: pl.DataFrame, labels: list[str]) -> str | None:
+    """Why context switches per operation of these systems are void, if they are: a run sampled
+    before the sampler read every thread's switches (no `ctx_switch_threads`) counted each
+    process's main thread alone (metrics/sampler.py, thread_ctx_switches)."""
+    for label in labels:
+        mine = samples.filter(pl.col("system") == label) if "system" in samples.columns else samples
+        if "ctx_switch_threads" not in mine.columns or mine["ctx_switch_threads"].drop_nulls().is_empty():
+            return (f"void: {label}'s run counted the context switches of its main thread alone (runs sampled "
+                    "before the sampler read every thread's); run it again")
+    return None
+
+
 def role_note(system: dict) -> str:
     """What a system of a claim's role really is where it is not the post's engine: LMDB's
     memory-mapped B+tree standing in for MMAPv1 (no MMAPv1 engine runs embedded)."""

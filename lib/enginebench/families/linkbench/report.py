@@ -9,7 +9,7 @@ import polars as pl
 
 from ...paths import reference_dir
 from ...report.claims import (Measured, caveat, claim_line, cpu_comparability, evaluate, load_claims, release_note,
-                     verdict_summary)
+                              switches_counted, verdict_summary)
 from ...report.latency import latency_rows, latency_table, stalls_sentence
 from ...report.rundata import RunData, latest_run, load_run, merged_latency, phase_summary
 from ...report.runparams import request_rate
@@ -225,6 +225,10 @@ def resolver(run: RunData):
             not_comparable = cpu_comparability([a, b], phase)
             if not_comparable:
                 return Measured(None, detail, not_comparable)
+        if metric == "cs_per_op":
+            void = switches_counted(run.samples, [a["label"], b["label"]])
+            if void:
+                return Measured(None, detail, void)
         if va is None or vb is None:
             return Measured(None, detail, f"{metric} was not measured for {a['label'] if va is None else b['label']}")
         if vb == 0:
