@@ -265,7 +265,9 @@ def plan(exp: str, claim_id: str, scale: str, only: list[str] | None = None) -> 
     if rows.is_empty():
         raise ValueError(f"CLAIM={claim_id}: not a claim of {exp} (data/reference/claims.csv); allowed: "
                          + ", ".join(claims["id"].to_list()))
-    claim = rows.row(0, named=True)
+    # A claim on one system (fb.writes_fast: a bound, not a ratio) has no denominator role.
+    claim = {key: ("" if key.endswith("_role") and value is None else value)
+             for key, value in rows.row(0, named=True).items()}
     params = load_params(exp, scale)
     systems = claim_systems(params, claim)
     if not systems:

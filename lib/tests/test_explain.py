@@ -81,6 +81,14 @@ def test_an_unknown_claim_names_the_experiments_claims():
     assert ran == []
 
 
+def test_a_claim_on_one_system_is_planned_on_its_system():
+    # fb.writes_fast bounds RocksDB's write latency: it has no denominator role.
+    claim, systems, variants = explain.plan("flashback_replay", "fb.writes_fast", "default")
+    assert claim["denominator_role"] == ""
+    assert "rx" in [s["label"] for s in systems]
+    assert variants[0].factor == "base" and any(v.factor == "write throttle" for v in variants)
+
+
 def test_the_conclusion_names_a_factor_that_turns_the_verdict():
     claim = {"reference_ratio": "1.24", "expect": "greater than 1"}
     rows = [{"factor": "base", "verdict": "does not hold", "ratio": 0.84},
