@@ -37,7 +37,9 @@ has no setting that changes it.
 A variant runs only the systems its factor changes (a WiredTiger release leaves RocksDB as it
 was); the claim is then read from those and the base's runs of the others, side by side, as one
 run of every system. The base's systems ran earlier in the same sitting, and the host's speed
-probe of each run is on its page.
+probe of each run is on its page. A variant (the base too) that a run of this sitting already
+measured, the experiment's own or another claim's explain's, is read from that run instead of
+run again (explain_runs.py); its row names the run.
 """
 from __future__ import annotations
 
@@ -53,6 +55,7 @@ from typing import Callable
 import polars as pl
 
 from .engines import posts_trees
+from .explain_runs import existing_run
 from .families import family
 from .params import load_params
 from .paths import reports_dir
@@ -307,42 +310,24 @@ def plan(exp: str, claim_id: str, scale: str, only: list[str] | None = None) -> 
     return claim, systems, variants
 
 
-def existing_base(exp: str, scale: str, labels: list[str]) -> Path | None:
-    """The newest complete run of exp at scale with exactly the params the base would run (no
-    --set) and every one of labels complete: the base need not run again."""
-    import json
-
-    def comparable(params: dict) -> str:
-        # A kept load off is the same run as one made before the key existed.
-        params = json.loads(json.dumps(params, default=str))
-        load = (params.get("phases") or {}).get("load") or {}
-        if not load.get("reuse"):
-            load.pop("reuse", None)
-        return json.dumps(params, sort_keys=True)
-    wanted = comparable(load_params(exp, scale))
-    from .paths import results_dir
-    for manifest_path in sorted((results_dir() / exp).glob("*/manifest.json"), reverse=True):
-        manifest = json.loads(manifest_path.read_text())
-        systems = manifest.get("systems") or {}
-        if (manifest.get("status") == "complete" and manifest.get("scale") == scale and not manifest.get("repeat")
-                and all((systems.get(label) or {}).get("status") == "complete" for label in labels)
-                and comparable(manifest.get("params") or {}) == wanted):
-            return manifest_path.parent
-    return None
-
-
 def side_by_side(variant: RunData, base: RunData, changed: list[str]) -> RunData:
     """One run of every system: the variant's runs of the systems it changed, the base's of the
     others (params, recorded results, intervals, ops and samples)."""
     kept = [s for s in base.manifest["params"]["systems"] if s["label"] not in changed]
+    kept_labels = [s["label"] for s in kept]
+    # A variant read from an earlier run (explain_runs) may have run more systems than it changed:
+    # the base's runs of those stand.
+    own = [s for s in variant.manifest["params"]["systems"] if s["label"] not in kept_labels]
     manifest = dict(variant.manifest)
-    manifest["params"] = {**variant.manifest["params"], "systems": variant.manifest["params"]["systems"] + kept}
-    manifest["systems"] = {**variant.manifest.get("systems", {}),
-                           **{s["label"]: base.manifest["systems"][s["label"]] for s in kept}}
+    manifest["params"] = {**variant.manifest["params"], "systems": own + kept}
+    manifest["systems"] = {**{label: state for label, state in variant.manifest.get("systems", {}).items()
+                              if label not in kept_labels},
+                           **{label: base.manifest["systems"][label] for label in kept_labels}}
     manifest.pop("selection", None)
 
     def table(ours: pl.DataFrame, theirs: pl.DataFrame) -> pl.DataFrame:
-        theirs = theirs.filter(pl.col("system").is_in([s["label"] for s in kept])) if theirs.height else theirs
+        ours = ours.filter(~pl.col("system").is_in(kept_labels)) if ours.height else ours
+        theirs = theirs.filter(pl.col("system").is_in(kept_labels)) if theirs.height else theirs
         return pl.concat([t for t in (ours, theirs) if t.height], how="diagonal_relaxed") if ours.height or theirs.height else ours
     return RunData(variant.path, manifest, table(variant.intervals, base.intervals), table(variant.ops, base.ops),
                    table(variant.samples, base.samples))
@@ -450,46 +435,44 @@ def explain_claims(exp: str, claim_ids: list[str], scale: str = "default", targe
             print(f"[explain] the same systems and settings ran already: {made[key].name}", flush=True)
         return made[key]
     return [explain(exp, claim_id, scale, target, repeat, runner=once, only=only,
-                    reuse_base=runner is None) for claim_id in claim_ids]
+                    reuse=runner is None) for claim_id in claim_ids]
 
 
 def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embedded", repeat: int = 1,
-            runner: Callable | None = None, only: list[str] | None = None, reuse_base: bool | None = None) -> Path:
+            runner: Callable | None = None, only: list[str] | None = None, reuse: bool | None = None) -> Path:
     """Run the base and every variant of the claim's systems (or of the factors `only` names);
-    write the page; its path. `reuse_base`: the base may be an existing run of the same params
-    (by default only when this function makes the runs itself)."""
+    write the page; its path. `reuse`: a variant (the base too) is read from a run of this
+    sitting that measured its systems under its settings (explain_runs.existing_run) instead of
+    run again, with REPEAT=1 (by default only when this function makes the runs itself)."""
     from .experiment import run_repeated
     claim, systems, variants = plan(exp, claim_id, scale, only)
     labels = [s["label"] for s in systems]
     run = runner or (lambda changes, sets: run_repeated(exp, scale, target, repeat, changes, sets))
-    if reuse_base is None:
-        reuse_base = runner is None
+    if reuse is None:
+        reuse = runner is None
     rows, base_runs = [], []
-    # A load claim's base loads anew, in the sitting of its variants: a load takes minutes.
-    reused = existing_base(exp, scale, labels) if repeat == 1 and reuse_base and not variants[0].scope else None
     for variant in variants:
-        if variant.factor == "base" and reused is not None:
-            print(f"[explain {claim_id}] base: the experiment's run {reused.name} has these params and systems",
-                  flush=True)
-            base_runs = [load_run(reused)]
-            measured = _measure(base_runs, claim_id)
-            rows.append({"factor": "base", "what": variant.what, "set": "", "ran": f"(run {reused.name})",
-                         "ratio": measured.get("measured_ratio"), "verdict": measured.get("verdict", "not measured"),
-                         "from": measured.get("from", ""), "reason": measured.get("reason", ""), "run": str(reused)})
-            continue
         row = {"factor": variant.factor, "what": variant.what, "set": " ".join(variant.sets),
                "ran": ", ".join(variant.changes)}
         if variant.not_run:
             print(f"[explain {claim_id}] {variant.factor}: not run ({variant.not_run})", flush=True)
             rows.append({**row, "ratio": None, "verdict": "not run", "from": "", "reason": variant.not_run, "run": ""})
             continue
-        print(f"[explain {claim_id}] {variant.factor}: {' '.join(variant.sets) or '(base)'}; runs "
-              f"{', '.join(variant.changes)}" + (" up to the end of their load" if variant.scope else ""), flush=True)
-        try:
-            path = run(variant.changes, variant.run_sets)
-        except ValueError as exc:  # refused before it started (e.g. a doubled cache over a memory limit)
-            rows.append({**row, "ratio": None, "verdict": "not run", "from": "", "reason": str(exc), "run": ""})
-            continue
+        found = existing_run(exp, scale, variant.changes, variant.run_sets, target) if reuse and repeat == 1 else None
+        if found is not None:
+            print(f"[explain {claim_id}] {variant.factor}: run {found.name} measured {', '.join(variant.changes)} "
+                  "under these settings in this sitting; read, not run again", flush=True)
+            row["ran"] += f" (run {found.name}, made earlier in this sitting)"
+            path = found
+        else:
+            print(f"[explain {claim_id}] {variant.factor}: {' '.join(variant.sets) or '(base)'}; runs "
+                  f"{', '.join(variant.changes)}" + (" up to the end of their load" if variant.scope else ""),
+                  flush=True)
+            try:
+                path = run(variant.changes, variant.run_sets)
+            except ValueError as exc:  # refused before it started (e.g. a doubled cache over a memory limit)
+                rows.append({**row, "ratio": None, "verdict": "not run", "from": "", "reason": str(exc), "run": ""})
+                continue
         group = repeats.group_runs(load_run(path))
         if not base_runs:
             base_runs = group
@@ -514,7 +497,8 @@ def write_page(exp: str, claim: dict, labels: list[str], rows: list[dict], scale
             f"{repeat} run(s) per variant; each variant differs from the base in one factor, set as shown. "
             "The verdict includes the noise rule (within noise: the ratio is closer to the bound than the "
             "runs' spread, or for a single run the host's speed change and the intervals' swing, allow). "
-            "Every variant loads afresh, as the base did."
+            "Every variant loads afresh, as the base did; one whose systems and settings a run of this sitting "
+            "(the last three hours) already measured is read from that run, named in its row."
             + (" The claim reads the load phase, so every run, the base's included, stops at the end of its "
                "systems' load (measure_requests false): nothing after the load changes what it measured."
                if load_only else "") + "</p>"

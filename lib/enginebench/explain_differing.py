@@ -11,7 +11,8 @@ import json
 from pathlib import Path
 
 from .collection import wall_seconds
-from .explain import differs, existing_base, plan, read_answer
+from .explain import differs, plan, read_answer
+from .explain_runs import existing_run, measured_as, serves
 from .params import experiments as all_experiments
 from .paths import results_dir
 
@@ -64,19 +65,21 @@ def system_seconds(exp: str, scale: str, to_end_of_load: bool = False) -> dict[s
 
 def planned_runs(exp: str, claim_ids: list[str], scale: str) -> list[tuple[str, list[str], list[str], bool]]:
     """The distinct runs explain_claims would make: (factor, systems, the factor's --sets, whether
-    the systems stop after their load), a run shared by several claims once; the base left out where an existing run
-    serves as it."""
-    runs, seen = [], set()
+    the systems stop after their load). A variant is left out where a run of this sitting, or
+    one planned before it (another claim's, of more systems), measured its systems under its
+    settings (explain_runs)."""
+    runs, planned = [], []
     for claim_id in claim_ids:
-        _claim, systems, variants = plan(exp, claim_id, scale)
-        labels = [s["label"] for s in systems]
+        _claim, _systems, variants = plan(exp, claim_id, scale)
         for variant in variants:
-            if variant.not_run or (variant.factor == "base" and not variant.scope and existing_base(exp, scale, labels)):
+            if variant.not_run:
                 continue
-            key = (tuple(variant.changes), tuple(variant.run_sets))
-            if key not in seen:
-                seen.add(key)
-                runs.append((variant.factor, list(variant.changes), list(variant.sets), bool(variant.scope)))
+            wanted = measured_as(exp, scale, variant.run_sets)
+            if (any(serves(ran, wanted, variant.changes) for ran in planned)
+                    or existing_run(exp, scale, variant.changes, variant.run_sets)):
+                continue
+            planned.append((wanted[0], {label: wanted[1][label] for label in variant.changes}))
+            runs.append((variant.factor, list(variant.changes), list(variant.sets), bool(variant.scope)))
     return runs
 
 

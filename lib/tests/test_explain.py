@@ -161,24 +161,80 @@ def test_a_claim_that_already_reads_as_the_post_is_said_to_agree():
     assert "(tried: rocksdb scans, write throttle)" in text and explain.moved_factors(claim, rows) == []
 
 
-def test_the_base_is_the_experiments_own_run_with_the_same_params(isolated_run):
+def _manifest(results, run_id: str, params: dict, status: str = "complete", started: str = "2026-12-04T12:00:00+00:00",
+              system_status: dict | None = None, **extra) -> None:
+    """A run's manifest as the driver writes it: its params, each system's status, when it started."""
+    (results / run_id).mkdir(parents=True)
+    systems = {s["label"]: {"status": (system_status or {}).get(s["label"], "complete")} for s in params["systems"]}
+    (results / run_id / "manifest.json").write_text(json.dumps(
+        {"status": status, "scale": "smoke", "params": params, "systems": systems, "started_at": started,
+         "target": {"kind": "embedded"}, **extra}, default=str))
+
+
+NOON = 1796385600.0  # 2026-12-04T12:00:00Z, when the runs above "started"
+
+
+def test_the_base_is_a_run_of_this_sitting_with_the_same_params(isolated_run):
+    from enginebench.explain_runs import existing_run
     params = load_params("linkbench_cached", "smoke")
     results = isolated_run / "results" / "linkbench_cached"
-
-    def run(run_id: str, status: str, params: dict, **extra) -> None:
-        (results / run_id).mkdir(parents=True)
-        systems = {s["label"]: {"status": "complete"} for s in params["systems"]}
-        (results / run_id / "manifest.json").write_text(json.dumps(
-            {"status": status, "scale": "smoke", "params": params, "systems": systems, **extra}, default=str))
     older = json.loads(json.dumps(params, default=str))
     older["phases"]["load"].pop("reuse")  # a run made before kept loads existed
-    run("20260101-000000-vm", "complete", older)
-    run("20260102-000000-vm", "failed", params)
-    run("20260103-000000-vm", "complete", params, repeat={"group": "g", "index": 1, "of": 3})
-    other = load_params("linkbench_cached", "smoke", ["workload.maxid1=3001"])
-    run("20260104-000000-vm", "complete", other)
-    found = explain.existing_base("linkbench_cached", "smoke", ["wt.op1", "rx.op1"])
-    assert found == results / "20260101-000000-vm"  # complete, alone, same params
+    older["params_file"] = "/elsewhere/params/linkbench_cached.yaml"  # made from another checkout
+    _manifest(results, "20261204-120000-vm", older)
+    _manifest(results, "20261204-120100-vm", params, status="failed")
+    _manifest(results, "20261204-120200-vm", params, repeat={"group": "g", "index": 1, "of": 3})
+    _manifest(results, "20261204-120300-vm", load_params("linkbench_cached", "smoke", ["workload.maxid1=3001"]))
+    _manifest(results, "20261204-120400-vm", params, system_status={"rx.op1": "aborted"})
+    found = existing_run("linkbench_cached", "smoke", ["wt.op1", "rx.op1"], now=NOON + 600)
+    assert found == results / "20261204-120000-vm"  # complete, alone, same params, both systems complete
+    # The aborted system's run still serves the other one.
+    assert existing_run("linkbench_cached", "smoke", ["wt.op1"], now=NOON + 600) == results / "20261204-120400-vm"
+    # Not in this sitting: the host's speed has moved since.
+    assert existing_run("linkbench_cached", "smoke", ["wt.op1", "rx.op1"], now=NOON + 4 * 3600) is None
+    assert existing_run("linkbench_cached", "smoke", ["wt.op1", "rx.op1"], now=NOON + 4 * 3600, within_s=None) == found
+
+
+def test_a_variant_reads_a_run_of_more_systems_under_the_same_settings(isolated_run):
+    """fb.writes_fast (rx, wtlsm) reads the runs fb.query_avg's explain made of rx, lmdb and wtlsm:
+    sets that shaped only lmdb do not matter; a set outside the systems does."""
+    from enginebench.explain_runs import existing_run
+    results = isolated_run / "results" / "flashback_replay"
+    grouped = [f"systems[{label}].options.insert_group=64" for label in ("rx", "lmdb", "wtlsm")]
+    three = load_params("flashback_replay", "smoke", grouped)
+    three["systems"] = [s for s in three["systems"] if s["label"] != "wt"]  # the run's selection
+    _manifest(results, "20261204-120000-vm", three)
+    _manifest(results, "20261204-120500-vm", load_params("flashback_replay", "smoke", ["phases.measure.threads=20"]))
+    wanted = ["systems[rx].options.insert_group=64", "systems[wtlsm].options.insert_group=64"]
+    assert existing_run("flashback_replay", "smoke", ["rx", "wtlsm"], wanted, now=NOON + 600) == results / "20261204-120000-vm"
+    # One system under another setting (rx still groups by 1 here) is not served.
+    assert existing_run("flashback_replay", "smoke", ["rx", "wtlsm"], wanted[1:], now=NOON + 600) is None
+    # Another client count is a set outside the systems: it serves only that variant.
+    assert existing_run("flashback_replay", "smoke", ["rx", "wtlsm"], now=NOON + 600) is None
+
+
+def test_a_claim_planned_after_one_on_more_systems_plans_no_run_of_its_own(isolated_run):
+    from enginebench import explain_differing as ed
+    both = ed.planned_runs("flashback_replay", ["fb.query_avg", "fb.writes_fast"], "smoke")
+    alone = ed.planned_runs("flashback_replay", ["fb.query_avg"], "smoke")
+    assert both == alone and len(alone) == 13
+    assert len(ed.planned_runs("flashback_replay", ["fb.writes_fast"], "smoke")) == 13
+
+
+def test_side_by_side_takes_the_base_for_every_system_the_variant_did_not_change(tmp_path):
+    from enginebench.report.rundata import RunData
+
+    def run(label_rates: dict, sets: list[str]) -> RunData:
+        systems = [{"label": label} for label in label_rates]
+        manifest = {"params": {"systems": systems, "sets": sets}, "systems": {label: {"status": "complete"} for label in label_rates}}
+        intervals = pl.DataFrame({"system": list(label_rates), "rate": list(label_rates.values())})
+        return RunData(tmp_path, manifest, intervals, pl.DataFrame(), pl.DataFrame())
+    base = run({"rx": 1.0, "lmdb": 2.0, "wtlsm": 3.0}, [])
+    # A run another explain made: it changed rx and lmdb, the claim's variant changes rx only.
+    variant = run({"rx": 10.0, "lmdb": 20.0, "wtlsm": 30.0}, ["systems[rx].x=1", "systems[lmdb].x=1"])
+    both = explain.side_by_side(variant, base, ["rx"])
+    assert dict(both.intervals.sort("system").iter_rows()) == {"lmdb": 2.0, "rx": 10.0, "wtlsm": 3.0}
+    assert sorted(s["label"] for s in both.manifest["params"]["systems"]) == ["lmdb", "rx", "wtlsm"]
 
 
 def test_a_fractal_claim_compares_its_release_and_the_emulated_disk_is_a_factor():
