@@ -109,22 +109,30 @@ def test_context_switches_are_every_threads_and_outlive_the_threads():
 
     import psutil
 
+    # Each worker sleeps, then waits alive until it has been sampled: what a thread does between
+    # its last sample and its exit is not counted, and on a busy host that would be most of it.
+    slept, sampled = threading.Semaphore(0), threading.Event()
+
     def sleeper():
         for _ in range(300):
             time.sleep(0.0005)  # each sleep is a voluntary switch of this thread
+        slept.release()
+        sampled.wait()
     seen: dict[int, dict[int, int]] = {}
     before = process_counters([os.getpid()], None, seen)["ctx_switches"]
     main_before = sum(psutil.Process().num_ctx_switches())
     workers = [threading.Thread(target=sleeper) for _ in range(3)]
     for worker in workers:
         worker.start()
-    time.sleep(0.05)
+    for _ in workers:
+        slept.acquire()
     during = process_counters([os.getpid()], None, seen)  # the workers are sampled alive...
+    sampled.set()
     for worker in workers:
         worker.join()
-    after = process_counters([os.getpid()], None, seen)   # ...and counted after they exit
+    after = process_counters([os.getpid()], None, seen)   # ...and still counted after they exit
     assert during["ctx_switch_threads"] >= 4
-    assert after["ctx_switches"] - before >= 3 * 50
+    assert after["ctx_switches"] - before >= 3 * 300
     assert after["ctx_switches"] >= during["ctx_switches"]
     # The main thread's own count (what psutil gives) saw a fraction of them.
     assert sum(psutil.Process().num_ctx_switches()) - main_before < (after["ctx_switches"] - before) / 3
@@ -143,3 +151,23 @@ def test_switches_per_operation_of_a_run_that_counted_main_threads_are_void():
                       how="diagonal_relaxed")
     assert switches_counted(mixed, ["wt.op1"]) is None
     assert "rx.op1's run" in switches_counted(mixed, ["wt.op1", "rx.op1"])
+
+
+def test_a_run_that_counted_main_threads_shows_no_switches_per_operation(tmp_path):
+    """The per-system tables read phase_summary: a system sampled before every thread was
+    counted has no cs/o there, instead of its main thread's handful."""
+    import json
+
+    import polars as pl
+
+    from enginebench.report.rundata import load_run, phase_summary
+    (tmp_path / "manifest.json").write_text(json.dumps({"params": {"systems": []}}))
+    interval = {"phase": "load", "interval": 1, "t_end": 10.0, "seconds": 10.0, "ops": 1000, "requests": 1000,
+                "per_op_denominator": 1000, "client_cpu_s": 0.1, "rss_bytes": 1 << 20}
+    pl.DataFrame([{**interval, "system": "old", "ctx_switches": 16.0},
+                  {**interval, "system": "new", "ctx_switches": 6054.0}]).write_parquet(tmp_path / "intervals.parquet")
+    pl.DataFrame({"system": ["old", "new"], "t": [1.0, 1.0], "ctx_switches": [16, 6054],
+                  "ctx_switch_threads": [None, 3]}).write_parquet(tmp_path / "samples.parquet")
+    run = load_run(tmp_path)
+    assert phase_summary(run.intervals, "old", "load")["cs_per_op"] is None
+    assert phase_summary(run.intervals, "new", "load")["cs_per_op"] == 6.054
