@@ -273,11 +273,14 @@ def select_systems(params: dict, labels: list[str] | None) -> dict | None:
     if unknown:
         raise ValueError(f"{params['params_file']}: SYSTEMS={','.join(labels)}: no system labelled "
                          f"{', '.join(unknown)} at scale {params['scale']}; allowed: {', '.join(known)}")
+    # A system the others need in the same run (Flashback's recorder) runs too, and says why.
+    added = [label for label in family(params["workload"]["name"]).always_runs(params) if label not in labels]
+    labels = [*labels, *added]
     if set(labels) == set(known):
         return None
     params["systems"] = [s for s in params["systems"] if s["label"] in labels]
     return {"ran": [s["label"] for s in params["systems"]],
-            "not_run": [label for label in known if label not in labels]}
+            "not_run": [label for label in known if label not in labels], "added": added}
 
 
 def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None,
@@ -314,6 +317,9 @@ def _prepare(exp: str, scale: str, target: str, systems: list[str] | None = None
         banner.append(f"Only the systems selected with SYSTEMS= ran ({', '.join(selection['ran'])}); not run: "
                       f"{', '.join(selection['not_run'])}. Claims that need a system that did not run are not "
                       "evaluated.")
+        if selection["added"]:
+            banner.append(f"{', '.join(selection['added'])} ran too, though not selected: the others replay the "
+                          "capture it records in the same run.")
     # How big each system's data gets (resources/space.py), where it is kept on this machine.
     data = None if resolved["kind"] == "uri" else space.data_estimate(describe(params))
     code = None

@@ -280,10 +280,17 @@ def plan(exp: str, claim_id: str, scale: str, only: list[str] | None = None) -> 
     phase = phase_of(claim)
     scope = tuple(load_only_sets(params, systems)) if phase == "load" else ()
     scoped = load_params(exp, scale, list(scope)) if scope else params
-    variants = [Variant("base", "the experiment's params as they are", [], labels, scope=scope)]
+    variants = []
     threads = Factor("threads", f"twice the client threads of the {phase} phase", _threads_of(phase))
     compares_releases = ":" in claim["numerator_role"] + claim["denominator_role"]
     the_family = family(params["workload"]["name"])
+    # A system every run of the claim's needs (Flashback's recorder: the claim's systems replay
+    # what it records) runs in every variant, under the variant's sets, and is matched by them.
+    needed = the_family.always_runs(params)
+
+    def with_needed(changes: list[str]) -> list[str]:
+        return [*needed, *(label for label in changes if label not in needed)]
+    variants.append(Variant("base", "the experiment's params as they are", [], with_needed(labels), scope=scope))
     ordered = (*FACTORS[:-1], threads, FACTORS[-1])  # the threads before the cache, as the page lists them
     names = [f.name for f in ordered]
     unknown = [name for name in only or [] if name not in names]
@@ -306,7 +313,7 @@ def plan(exp: str, claim_id: str, scale: str, only: list[str] | None = None) -> 
         changes = _changed(scoped, load_params(exp, scale, [*sets, *scope]), labels) if sets else []
         if not changes:  # a factor that changes none of the claim's systems has nothing to run
             continue
-        variants.append(Variant(factor.name, factor.what, sets, changes, scope=scope))
+        variants.append(Variant(factor.name, factor.what, sets, with_needed(changes), scope=scope))
     return claim, systems, variants
 
 
@@ -318,8 +325,12 @@ def side_by_side(variant: RunData, base: RunData, changed: list[str]) -> RunData
     # A variant read from an earlier run (explain_runs) may have run more systems than it changed:
     # the base's runs of those stand.
     own = [s for s in variant.manifest["params"]["systems"] if s["label"] not in kept_labels]
+    # In the base's order: a claim reads the first complete system of its role (rundata, the
+    # families' resolvers), so the variant's systems must not jump ahead of the base's.
+    order = {s["label"]: i for i, s in enumerate(base.manifest["params"]["systems"])}
+    systems = sorted(own + kept, key=lambda s: order.get(s["label"], len(order)))
     manifest = dict(variant.manifest)
-    manifest["params"] = {**variant.manifest["params"], "systems": own + kept}
+    manifest["params"] = {**variant.manifest["params"], "systems": systems}
     manifest["systems"] = {**{label: state for label, state in variant.manifest.get("systems", {}).items()
                               if label not in kept_labels},
                            **{label: base.manifest["systems"][label] for label in kept_labels}}

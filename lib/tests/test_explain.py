@@ -234,7 +234,19 @@ def test_side_by_side_takes_the_base_for_every_system_the_variant_did_not_change
     variant = run({"rx": 10.0, "lmdb": 20.0, "wtlsm": 30.0}, ["systems[rx].x=1", "systems[lmdb].x=1"])
     both = explain.side_by_side(variant, base, ["rx"])
     assert dict(both.intervals.sort("system").iter_rows()) == {"lmdb": 2.0, "rx": 10.0, "wtlsm": 3.0}
-    assert sorted(s["label"] for s in both.manifest["params"]["systems"]) == ["lmdb", "rx", "wtlsm"]
+    # In the base's order, so a claim that reads the first system of a role reads the same one.
+    assert [s["label"] for s in both.manifest["params"]["systems"]] == ["rx", "lmdb", "wtlsm"]
+    only_wtlsm = explain.side_by_side(run({"wtlsm": 30.0}, ["systems[wtlsm].x=1"]), base, ["wtlsm"])
+    assert [s["label"] for s in only_wtlsm.manifest["params"]["systems"]] == ["rx", "lmdb", "wtlsm"]
+
+
+def test_flashbacks_recorder_runs_in_every_variant():
+    """The claim's systems replay what the first system records in the same run: without it the
+    first selected system would record, live, and the claim would read another system."""
+    _claim, systems, variants = explain.plan("flashback_replay", "fb.writes_fast", "smoke")
+    assert [s["label"] for s in systems] == ["rx", "wtlsm"]
+    assert all(v.changes[0] == "wt" for v in variants if not v.not_run)
+    assert next(v for v in variants if v.factor == "release").changes == ["wt", "wtlsm"]
 
 
 def test_a_fractal_claim_compares_its_release_and_the_emulated_disk_is_a_factor():

@@ -15,7 +15,20 @@ def test_a_selection_keeps_the_params_order_and_names_the_rest():
     params = load_params("linkbench_cached", "smoke")
     selection = select_systems(params, ["lmdb.op1", "wt.op1"])
     assert [s["label"] for s in params["systems"]] == ["wt.op1", "lmdb.op1"]
-    assert selection == {"ran": ["wt.op1", "lmdb.op1"], "not_run": ["rx.op1", "wtlsm.op1", "wt307.op1"]}
+    assert selection == {"ran": ["wt.op1", "lmdb.op1"], "not_run": ["rx.op1", "wtlsm.op1", "wt307.op1"], "added": []}
+
+
+def test_flashbacks_recorder_runs_in_every_selection(tmp_path):
+    """Its other systems replay what the first one records in the same run: left out, the first
+    selected would record instead, live, and a claim on replays would read another system."""
+    params = load_params("flashback_replay", "smoke")
+    selection = select_systems(params, ["rx", "lmdb"])
+    assert selection == {"ran": ["wt", "rx", "lmdb"], "not_run": ["wtlsm"], "added": ["wt"]}
+    assert [s["label"] for s in params["systems"]] == ["wt", "rx", "lmdb"]
+    # With a capture file every system replays it: nothing is added.
+    (tmp_path / "capture.ops.jsonl").write_text("")
+    replayed = load_params("flashback_replay", "smoke", [f"workload.capture_file={tmp_path / 'capture.ops.jsonl'}"])
+    assert select_systems(replayed, ["rx"]) == {"ran": ["rx"], "not_run": ["wt", "lmdb", "wtlsm"], "added": []}
 
 
 def test_selecting_every_system_or_none_is_no_selection():

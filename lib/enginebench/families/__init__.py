@@ -69,6 +69,12 @@ class Family:
             return module.runner_params(params, system, run_dir, system_dir)
         return {k: v for k, v in params["workload"].items() if k != "name"}
 
+    def always_runs(self, params: dict) -> list[str]:
+        """The labels a run of any of these params' systems runs too (SYSTEMS=, an explain's
+        variant): Flashback's recorder, whose capture the others replay. None for most families."""
+        module = self.params_module()
+        return module.always_runs(params) if hasattr(module, "always_runs") else []
+
     def systems_on_one_server(self, workload: dict) -> int:
         """How many of the params' systems a run on one server (TARGET=uri, uri_target.py) keeps:
         the first, unless its systems differ in more than their engines (Flashback's recorder)."""

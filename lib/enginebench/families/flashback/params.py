@@ -91,6 +91,14 @@ def runner_params(params: dict, system: dict, run_dir: Path, system_dir: Path) -
     return {**out, "role": "replayer", "capture_in": str(capture)}
 
 
+def always_runs(params: dict) -> list[str]:
+    """The recorder, in every run that runs any system: the others replay what it captured in
+    the same run, and without it the first system selected would record instead, live, so a
+    claim on replays (fb.writes_fast: "On RocksDB all replayed writes...") would read another
+    system's replay or a live run. None with a capture_file: every system replays that."""
+    return [] if params["workload"].get("capture_file") else [params["systems"][0]["label"]]
+
+
 def systems_on_one_server(workload: dict) -> int:
     """On one server (TARGET=uri): the recorder and one replay of its capture; with a
     capture_file every system replays that file, so one."""
