@@ -12,7 +12,7 @@ from enginebench.report.claims import FAILS, HOLDS, HOST_DRIFTED, CLAIM_ROW_SCHE
 from enginebench.report.repeats import combine_claims
 from enginebench.report.rundata import RunData
 from enginebench.report.trust import host_drift_reason, withhold
-from enginebench.results.calibration import pair_drift, system_speed
+from enginebench.results.calibration import own_drift, pair_drift, system_speed
 
 # Issue 48's second default run: the probe read 1.37x at the end what it read at the start.
 SPEED = {"start": {"docs_per_s": 100_000}, "end": {"docs_per_s": 137_000},
@@ -92,3 +92,14 @@ def test_a_repeated_group_alternates_its_systems_order(monkeypatch):
 def test_an_unknown_order_is_refused_before_anything_starts():
     with pytest.raises(ValueError, match="allowed: listed, reversed"):
         driver.run("linkbench_cached", "smoke", order="shuffled")
+
+
+def test_a_bound_on_one_system_is_judged_on_the_drift_around_it():
+    """fb.writes_fast (RocksDB's slowest replayed write under 10 ms) reads one system: the host's
+    speed just before and just after it ran, not the whole run's start against its end."""
+    run = _run()
+    assert own_drift(SPEED, ORDER, "rx.op1") == pytest.approx(136_000 / 104_000)
+    assert host_drift_reason(run, "lmdb.op1") is None  # 136,000 before it, 137,000 at the end
+    assert "just after rx.op1 ran what it read just before" in host_drift_reason(run, "rx.op1")
+    near = noise.single_run(run, {**_row("lmdb.op1", ratio=1.005), "expect": "greater than 1"})
+    assert near["verdict"] == "within noise" and "while its system ran" in near["reason"]

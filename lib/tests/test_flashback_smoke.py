@@ -47,6 +47,8 @@ def test_report_pieces(run):
     assert claims["id"].to_list() == ["fb.writes_fast", "fb.query_avg", "fb.capped", "fb.scan_linear", "fb.nearsphere"]
     judged = claims.filter(pl.col("id") != "fb.nearsphere")
     assert (judged["verdict"] != NOT_EVALUATED).all() and judged["measured_ratio"].is_not_null().all()
+    # RocksDB replays (wt records): the claims name the systems they read, for the host's drift.
+    assert judged["systems"].to_list() == ["rx", "rx,lmdb", "rx,lmdb", "rx"]
     # A regression between two server releases: no engine run here can judge it, and it says why.
     nearsphere = claims.filter(pl.col("id") == "fb.nearsphere").row(0, named=True)
     assert nearsphere["verdict"] == NOT_EVALUATED and "3.0" in nearsphere["reason"]

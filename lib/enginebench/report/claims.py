@@ -125,9 +125,10 @@ class Measured:
     # Two standard errors of the ratio, relative, from its systems' interval-to-interval swing over
     # the intervals judged (metrics/steady.swing); report/noise.py adds it to a single run's noise.
     swing: float | None = None
-    # The labels of the two systems the ratio compares, when it compares two: the host's drift
-    # between them is the claim's share of the run's drift (report/trust.py, noise.py).
-    systems: tuple[str, str] | None = None
+    # The labels of the two systems the ratio compares, or of the one a bound is on: the host's
+    # drift between them, or around it, is the claim's share of the run's drift (report/trust.py,
+    # noise.py).
+    systems: tuple[str, ...] | None = None
     # For a check the expect column cannot state as a bound on one ratio (a limit in ms, two
     # ratios at once, a fitted line): the resolver's own outcome, which evaluate() then takes.
     outcome: bool | None = None
@@ -172,19 +173,26 @@ def size_share(published: float | None, measured: float | None) -> float | None:
     return log_measured / log_published
 
 
+def published_size(published: float | None, expect: str | None) -> float | None:
+    """The published figure as a size to match, or None where it is a bound in its own unit
+    (fb.writes_fast: every write under 10 ms), which a measurement meets or not: 1.6 ms is not
+    "a sixth of the post's size" of a 10-ms bound."""
+    return None if "(ms)" in (expect or "") else published
+
+
 def size_agrees(published: float | None, measured: float | None) -> bool | None:
     share = size_share(published, measured)
     return None if share is None else 1 / SIZE_FACTOR <= share <= SIZE_FACTOR
 
 
-def size_column(verdict: str, published: float | None, measured: float | None) -> str:
+def size_column(verdict: str, published: float | None, measured: float | None, expect: str | None = None) -> str:
     """The claims table's size agreement: 'holds' when the effect is within SIZE_FACTOR of the
     published one, 'direction only' when only the direction matches."""
     if verdict == FAILS:
         return FAILS
     if verdict != HOLDS:
         return "no verdict"
-    agrees = size_agrees(published, measured)
+    agrees = size_agrees(published_size(published, expect), measured)
     if agrees is None:
         return "no published size"
     return SIZE_HOLDS if agrees else SIZE_DIRECTION_ONLY
@@ -255,7 +263,8 @@ def claim_line(row: dict) -> str:
     if row["measured_ratio"] is None:
         return f"- *{row['claim']}*: **{row['verdict']}** ({row['from']})."
     published = claim_figure(row["published_ratio"], row.get("expect")) or "no figure"
-    note = magnitude_note(row["published_ratio"], row["measured_ratio"]) if row["verdict"] == HOLDS else ""
+    size = published_size(row["published_ratio"], row.get("expect"))
+    note = magnitude_note(size, row["measured_ratio"]) if row["verdict"] == HOLDS else ""
     why = f" ({row['reason']})" if row["verdict"] in WITHHELD + (INCONCLUSIVE, WITHIN_NOISE) and row["reason"] else ""
     return (f"- *{row['claim']}*: published {published}, measured {claim_figure(row['measured_ratio'], row.get('expect'))} "
             f"({row['from']}): **{row['verdict']}**{note}{why}.")

@@ -28,7 +28,7 @@ import re
 from ..results.calibration import drift
 from .claims import FAILS, HOLDS, WITHIN_NOISE
 from .rundata import RunData
-from .trust import claim_pair_drift, depends_on_time
+from .trust import claim_drift, depends_on_time
 
 
 def bounds(expect: str) -> list[float]:
@@ -49,9 +49,9 @@ def margin(ratio: float, expect: str) -> float | None:
 
 def host_floor(run: RunData, systems: str = "") -> float | None:
     """This host's measured variation over the claim: |log| of its speed probe's change between
-    the claim's two systems (the probes around each, trust.claim_pair_drift) where the run has
-    them, else between the run's start and end; None when the probe did not run."""
-    pair = claim_pair_drift(run, systems)
+    the claim's two systems, or around its one (the probes around each, trust.claim_drift) where
+    the run has them, else between the run's start and end; None when the probe did not run."""
+    pair = claim_drift(run, systems)
     if pair is not None:
         return abs(math.log(pair))
     speed = (run.manifest.get("host") or {}).get("speed") or {}
@@ -88,8 +88,10 @@ def single_run(run: RunData, row: dict) -> dict:
         return row
     sources = []
     if floor is not None:
-        between = ("while its two systems ran" if claim_pair_drift(run, row.get("systems") or "") is not None
-                   else "between the run's start and end (the systems ran one after another)")
+        claim_systems = [label for label in (row.get("systems") or "").split(",") if label]
+        between = ("between the run's start and end (the systems ran one after another)"
+                   if claim_drift(run, row.get("systems") or "") is None
+                   else "while its two systems ran" if len(claim_systems) == 2 else "while its system ran")
         sources.append(f"this host's speed probe moved {_percent(floor)} {between}")
     if swing is not None:
         sources.append(f"the systems' intervals swing the ratio by {_percent(swing)} (two standard errors)")

@@ -24,6 +24,13 @@ class RunData:
     # The rate per tick (a second) of every interval (results/tables.py tick_rows): empty for runs
     # made before the runner counted ticks.
     ticks: pl.DataFrame = field(default_factory=pl.DataFrame)
+    # Where a system's own files are when they are not in this run's folder: a run read side by
+    # side with another (explain.side_by_side) takes some systems from that run.
+    system_paths: dict[str, Path] = field(default_factory=dict)
+
+    def system_dir(self, label: str) -> Path:
+        """A system's folder: its events, Flashback's replay summary and scans."""
+        return self.system_paths.get(label) or self.path / label
 
     @property
     def systems(self) -> list[dict]:
@@ -115,7 +122,7 @@ def _every_thread_switches(intervals: pl.DataFrame, samples: pl.DataFrame) -> pl
 def system_events(run: RunData, label: str, *kinds: str) -> list[dict]:
     """A system's runner events of these kinds, from its events.jsonl: written as they came, so
     kept whole even for a system whose runner was killed (the manifest keeps only a summary)."""
-    path = run.path / label / "events.jsonl" if run.path is not None else None
+    path = run.system_dir(label) / "events.jsonl" if run.path is not None else None
     if path is None or not path.exists():
         return []
     out = []

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import polars as pl
 
-from ..results.calibration import SPEED_STEADY, drift, pair_drift, steady
+from ..results.calibration import SPEED_STEADY, drift, own_drift, pair_drift, steady
 from .claims import HOST_DRIFTED, NOT_EVALUATED, SMOKE, WITHHELD, size_column
 from .rundata import RunData
 
@@ -31,17 +31,21 @@ VOLUME_METRICS = ("size", "wkb_per_op", "rss", "r_per_op")
 
 def host_drift_reason(run: RunData, systems: str = "") -> str | None:
     """Why the run's timings are not comparable across it, or None when the host held its speed.
-    For a claim comparing two systems (`systems`: "a,b") of a run with a probe before each system,
-    the drift that matters is the host's speed while one ran against while the other did; the
+    For a claim on the systems `systems` names ("a,b": two compared; "a": a bound on one) of a
+    run with a probe before each system, the drift that matters is the host's speed while one
+    ran against while the other did, or for one system from just before it to just after; the
     start and end of the whole run otherwise."""
     speed = (run.manifest.get("host") or {}).get("speed") or {}
-    pair = claim_pair_drift(run, systems)
-    if pair is not None:
-        if steady(pair):
+    change = claim_drift(run, systems)
+    if change is not None:
+        if steady(change):
             return None
-        a, b = systems.split(",")
-        return (f"the host's speed probe read {pair:.2f}x while {a} ran what it read while {b} ran (outside "
-                f"{SPEED_STEADY[0]:g}-{SPEED_STEADY[1]:g}x), so the two were measured on different machines")
+        labels = systems.split(",")
+        if len(labels) == 1:
+            return (f"the host's speed probe read {change:.2f}x just after {labels[0]} ran what it read just before "
+                    f"(outside {SPEED_STEADY[0]:g}-{SPEED_STEADY[1]:g}x), so its own phases ran on a changing machine")
+        return (f"the host's speed probe read {change:.2f}x while {labels[0]} ran what it read while {labels[1]} ran "
+                f"(outside {SPEED_STEADY[0]:g}-{SPEED_STEADY[1]:g}x), so the two were measured on different machines")
     change = drift(speed.get("start"), speed.get("end"))
     if steady(change):
         return None
@@ -49,13 +53,15 @@ def host_drift_reason(run: RunData, systems: str = "") -> str | None:
             f"{SPEED_STEADY[0]:g}-{SPEED_STEADY[1]:g}x), so systems measured later ran on a different machine")
 
 
-def claim_pair_drift(run: RunData, systems: str) -> float | None:
-    """The host's speed while the claim's first system ran over while its second did."""
-    if not systems or systems.count(",") != 1:
+def claim_drift(run: RunData, systems: str) -> float | None:
+    """The host's speed while the claim's first system ran over while its second did; for a
+    claim on one system, just after it over just before it. None without the probes."""
+    labels = [label for label in (systems or "").split(",") if label]
+    if len(labels) not in (1, 2):
         return None
     speed = (run.manifest.get("host") or {}).get("speed") or {}
     order = (run.manifest.get("order") or {}).get("systems") or []
-    return pair_drift(speed, order, *systems.split(","))
+    return own_drift(speed, order, labels[0]) if len(labels) == 1 else pair_drift(speed, order, *labels)
 
 
 def depends_on_time(metric: str) -> bool:
@@ -103,7 +109,8 @@ def withhold(run: RunData, table: pl.DataFrame) -> pl.DataFrame:
 
 def with_size(table: pl.DataFrame) -> pl.DataFrame:
     """The size agreement as its own column, after the verdict (claims.size_column)."""
-    sizes = [size_column(r["verdict"], r["published_ratio"], r["measured_ratio"]) for r in table.iter_rows(named=True)]
+    sizes = [size_column(r["verdict"], r["published_ratio"], r["measured_ratio"], r.get("expect"))
+             for r in table.iter_rows(named=True)]
     columns = list(table.columns)
     at = columns.index("verdict") + 1 if "verdict" in columns else len(columns)
     return table.with_columns(pl.Series("size", sizes, dtype=pl.Utf8)).select(

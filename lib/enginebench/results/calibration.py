@@ -97,9 +97,9 @@ def drift(start: dict | None, end: dict | None) -> float | None:
     return end["docs_per_s"] / start["docs_per_s"]
 
 
-def system_speed(speed: dict, order: list[str], label: str) -> float | None:
-    """The host's speed while one system ran: the geometric mean of the probe just before it and
-    the one just after (the next system's, or the run's end). None without probes around it."""
+def _probes_around(speed: dict, order: list[str], label: str) -> tuple[float, float] | None:
+    """The probe just before a system and the one just after it (the next system's, or the
+    run's end), in docs/s; None without both."""
     before = (speed.get("before") or {})
     if label not in before or label not in order:
         return None
@@ -107,7 +107,26 @@ def system_speed(speed: dict, order: list[str], label: str) -> float | None:
     after = before.get(order[at + 1]) if at + 1 < len(order) else speed.get("end")
     if not after or not before[label].get("docs_per_s") or not after.get("docs_per_s"):
         return None
-    return (before[label]["docs_per_s"] * after["docs_per_s"]) ** 0.5
+    return before[label]["docs_per_s"], after["docs_per_s"]
+
+
+def system_speed(speed: dict, order: list[str], label: str) -> float | None:
+    """The host's speed while one system ran: the geometric mean of the probes around it. None
+    without them. A system read side by side from another run (explain.side_by_side) carries its
+    own under `during`, worked out in that run."""
+    if label in (speed.get("during") or {}):
+        return speed["during"][label].get("docs_per_s")
+    around = _probes_around(speed, order, label)
+    return (around[0] * around[1]) ** 0.5 if around else None
+
+
+def own_drift(speed: dict, order: list[str], label: str) -> float | None:
+    """How much faster the host ran just after one system than just before it; None without the
+    probes around it (`during`: as in system_speed)."""
+    if label in (speed.get("during") or {}):
+        return speed["during"][label].get("drift")
+    around = _probes_around(speed, order, label)
+    return around[1] / around[0] if around else None
 
 
 def pair_drift(speed: dict, order: list[str], a: str, b: str) -> float | None:

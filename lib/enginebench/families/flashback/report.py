@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import altair as alt
 import numpy as np
@@ -26,7 +27,7 @@ CHART_POINTS = 2500   # points drawn per system (the fit uses all of them)
 
 def summary(run: RunData, label: str) -> dict | None:
     """The system's replay.json: its role, ops read / run / skipped per type, schedule lag."""
-    path = run.path / label / "replay.json"
+    path = run.system_dir(label) / "replay.json"
     return json.loads(path.read_text()) if path.is_file() else None
 
 
@@ -74,7 +75,7 @@ def latency_rows(run: RunData) -> list[dict]:
     Kept per run: the claims and findings ask for many of its figures, and merging is the slow part."""
     if run.ops.is_empty():
         return []
-    key = (str(run.path), run.ops.height)
+    key = (str(run.path), tuple(sorted((label, str(where)) for label, where in run.system_paths.items())), run.ops.height)
     if key not in _LATENCY:
         _LATENCY[key] = _latency_rows(run)
     return _LATENCY[key]
@@ -112,7 +113,7 @@ def capped_table(run: RunData) -> pl.DataFrame:
 def scans(run: RunData) -> pl.DataFrame:
     frames = []
     for s in run.systems:
-        path = run.path / s["label"] / "scans.csv"
+        path = run.system_dir(s["label"]) / "scans.csv"
         if path.is_file():
             frames.append(pl.read_csv(path, schema={"op": pl.Utf8, "docs_scanned": pl.Int64, "latency_us": pl.Int64,
                                                     "due_s": pl.Float64})
@@ -217,7 +218,11 @@ def resolver(run: RunData):
         check = CHECKS.get(claim["id"])
         if check is None:
             return Measured(None, "", f"metric {claim['metric']!r} has no resolver")
-        return check(run, claim, a, b, points)
+        measured = check(run, claim, a, b, points)
+        if measured.ratio is None or measured.systems:
+            return measured
+        # The systems it read, so the host's drift is judged while they ran (report/trust.py).
+        return replace(measured, systems=tuple(s["label"] for s in (a, b) if s))
     return resolve
 
 
