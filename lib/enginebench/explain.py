@@ -60,9 +60,10 @@ from .families import family
 from .params import load_params
 from .paths import reports_dir
 from .report import repeats
-from .report.claims import FAILS, HOLDS, load_claims, size_agrees
+from .report.claims import FAILS, HOLDS, load_claims, published_size, size_agrees
 from .report.html import STYLE, table
 from .report.rundata import RunData, load_run
+from .results.calibration import own_drift, system_speed
 
 
 @dataclass(frozen=True)
@@ -317,6 +318,14 @@ def plan(exp: str, claim_id: str, scale: str, only: list[str] | None = None) -> 
     return claim, systems, variants
 
 
+def _speeds_during(run: RunData, labels: list[str]) -> dict[str, dict]:
+    """Per system: the host's speed while it ran in this run and its change across it."""
+    speed = (run.manifest.get("host") or {}).get("speed") or {}
+    order = (run.manifest.get("order") or {}).get("systems") or []
+    return {label: {"docs_per_s": system_speed(speed, order, label), "drift": own_drift(speed, order, label)}
+            for label in labels}
+
+
 def side_by_side(variant: RunData, base: RunData, changed: list[str]) -> RunData:
     """One run of every system: the variant's runs of the systems it changed, the base's of the
     others (params, recorded results, intervals, ops and samples)."""
@@ -331,6 +340,11 @@ def side_by_side(variant: RunData, base: RunData, changed: list[str]) -> RunData
     systems = sorted(own + kept, key=lambda s: order.get(s["label"], len(order)))
     manifest = dict(variant.manifest)
     manifest["params"] = {**variant.manifest["params"], "systems": systems}
+    # The host's speed while each system ran, from the probes of its own run: the variant's probes
+    # know nothing of the base's systems, and a claim's drift is judged between its two systems.
+    host = variant.manifest.get("host") or {}
+    during = {**_speeds_during(variant, [s["label"] for s in own]), **_speeds_during(base, kept_labels)}
+    manifest["host"] = {**host, "speed": {**(host.get("speed") or {}), "during": during}}
     manifest["systems"] = {**{label: state for label, state in variant.manifest.get("systems", {}).items()
                               if label not in kept_labels},
                            **{label: base.manifest["systems"][label] for label in kept_labels}}
@@ -340,8 +354,11 @@ def side_by_side(variant: RunData, base: RunData, changed: list[str]) -> RunData
         ours = ours.filter(~pl.col("system").is_in(kept_labels)) if ours.height else ours
         theirs = theirs.filter(pl.col("system").is_in(kept_labels)) if theirs.height else theirs
         return pl.concat([t for t in (ours, theirs) if t.height], how="diagonal_relaxed") if ours.height or theirs.height else ours
+    # Each system's own files (events, Flashback's replay summary) from the run it came from.
+    paths = {**{s["label"]: variant.system_dir(s["label"]) for s in own},
+             **{label: base.system_dir(label) for label in kept_labels}}
     return RunData(variant.path, manifest, table(variant.intervals, base.intervals), table(variant.ops, base.ops),
-                   table(variant.samples, base.samples))
+                   table(variant.samples, base.samples), table(variant.ticks, base.ticks), system_paths=paths)
 
 
 def _measure(runs: list[RunData], claim_id: str) -> dict:
@@ -353,7 +370,7 @@ def _measure(runs: list[RunData], claim_id: str) -> dict:
 def conclusion(claim: dict, rows: list[dict]) -> str:
     """The factors that move the ratio across the bound or back within the published size."""
     base = rows[0]
-    published = float(claim["reference_ratio"]) if claim["reference_ratio"] else None
+    published = published_size(float(claim["reference_ratio"]) if claim["reference_ratio"] else None, claim["expect"])
     moved = []
     for row in rows[1:]:
         if row["verdict"] in (HOLDS, FAILS) and base["verdict"] in (HOLDS, FAILS) and row["verdict"] != base["verdict"]:
@@ -373,6 +390,9 @@ def conclusion(claim: dict, rows: list[dict]) -> str:
         return (f"Agrees with the post: the base holds within the published size ({base['ratio']:.2f} against "
                 f"{published:g}), and no factor tried turns the verdict or takes the ratio outside that size "
                 f"(tried: {tried}).")
+    if base["verdict"] == HOLDS and published is None:
+        # A bound met (fb.writes_fast: under 10 ms) or a claim with no published figure.
+        return f"Agrees with the post: the base holds, and no factor tried turns the verdict (tried: {tried})."
     nearest = _nearest(published, base, rows[1:])
     return ("Unexplained by these factors: no single one moves the ratio across the claim's bound or within the "
             f"published size (tried: {tried})." + nearest)
@@ -528,7 +548,7 @@ def differs(row: dict) -> bool:
     SIZE_FACTOR of the published one."""
     if row["verdict"] == FAILS:
         return True
-    published = row.get("published_ratio")
+    published = published_size(row.get("published_ratio"), row.get("expect"))
     return row["verdict"] == HOLDS and bool(published) and size_agrees(published, row["measured_ratio"]) is False
 
 

@@ -151,6 +151,22 @@ def test_an_unexplained_verdict_names_the_factors_tried_and_the_nearest_one():
     assert explain.moved_factors(claim, rows) == []
 
 
+def test_a_bound_has_no_published_size_to_match():
+    """fb.writes_fast: every replayed write under 10 ms. 1.6 ms meets the bound; it is not a
+    sixth of the post's size, and a variant at 5 ms does not come "within" it."""
+    claim = {"reference_ratio": "10", "expect": "less than (ms)"}
+    rows = [{"factor": "base", "verdict": "holds", "ratio": 1.64},
+            {"factor": "query yields", "verdict": "holds", "ratio": 5.10}]
+    assert explain.conclusion(claim, rows) == ("Agrees with the post: the base holds, and no factor tried turns the "
+                                               "verdict (tried: query yields).")
+    assert not explain.differs({"verdict": "holds", "published_ratio": 10.0, "measured_ratio": 1.64,
+                                "expect": "less than (ms)"})
+    turned = rows + [{"factor": "settings", "verdict": "does not hold", "ratio": 23.0}]
+    assert explain.moved_factors(claim, turned) == ["settings"]
+    from enginebench.report.claims import size_column
+    assert size_column("holds", 10.0, 1.64, "less than (ms)") == "no published size"
+
+
 def test_a_claim_that_already_reads_as_the_post_is_said_to_agree():
     claim = {"reference_ratio": "4.67", "expect": "greater than 1"}
     rows = [{"factor": "base", "verdict": "holds", "ratio": 5.73},
@@ -224,19 +240,31 @@ def test_a_claim_planned_after_one_on_more_systems_plans_no_run_of_its_own(isola
 def test_side_by_side_takes_the_base_for_every_system_the_variant_did_not_change(tmp_path):
     from enginebench.report.rundata import RunData
 
-    def run(label_rates: dict, sets: list[str]) -> RunData:
+    def run(folder: str, label_rates: dict, sets: list[str], start: int = 100_000) -> RunData:
         systems = [{"label": label} for label in label_rates]
-        manifest = {"params": {"systems": systems, "sets": sets}, "systems": {label: {"status": "complete"} for label in label_rates}}
+        # The probe read 100,000 docs/s before every system and at the end.
+        speed = {"start": {"docs_per_s": start}, "end": {"docs_per_s": 100_000},
+                 "before": {label: {"docs_per_s": 100_000} for label in label_rates}}
+        manifest = {"params": {"systems": systems, "sets": sets}, "systems": {label: {"status": "complete"} for label in label_rates},
+                    "host": {"speed": speed}, "order": {"kind": "listed", "systems": list(label_rates)}}
         intervals = pl.DataFrame({"system": list(label_rates), "rate": list(label_rates.values())})
-        return RunData(tmp_path, manifest, intervals, pl.DataFrame(), pl.DataFrame())
-    base = run({"rx": 1.0, "lmdb": 2.0, "wtlsm": 3.0}, [])
+        return RunData(tmp_path / folder, manifest, intervals, pl.DataFrame(), pl.DataFrame())
+    base = run("base", {"rx": 1.0, "lmdb": 2.0, "wtlsm": 3.0}, [])
     # A run another explain made: it changed rx and lmdb, the claim's variant changes rx only.
-    variant = run({"rx": 10.0, "lmdb": 20.0, "wtlsm": 30.0}, ["systems[rx].x=1", "systems[lmdb].x=1"])
+    # Its start probe was an outlier: the whole run "drifted", while each system ran at one speed.
+    variant = run("variant", {"rx": 10.0, "lmdb": 20.0, "wtlsm": 30.0}, ["systems[rx].x=1", "systems[lmdb].x=1"],
+                  start=50_000)
     both = explain.side_by_side(variant, base, ["rx"])
     assert dict(both.intervals.sort("system").iter_rows()) == {"lmdb": 2.0, "rx": 10.0, "wtlsm": 3.0}
+    # Each system's own files (its events, Flashback's replay summary) are those of its run.
+    assert both.system_dir("rx") == tmp_path / "variant" / "rx" and both.system_dir("lmdb") == tmp_path / "base" / "lmdb"
+    # The host's speed while each ran, from its own run's probes: rx (the variant's) against lmdb (the base's).
+    from enginebench.report.trust import claim_drift, host_drift_reason
+    assert claim_drift(both, "rx,lmdb") == 1.0 and claim_drift(both, "rx") == 1.0
+    assert host_drift_reason(both, "rx,lmdb") is None and "at the end what it read at the start" in host_drift_reason(both)
     # In the base's order, so a claim that reads the first system of a role reads the same one.
     assert [s["label"] for s in both.manifest["params"]["systems"]] == ["rx", "lmdb", "wtlsm"]
-    only_wtlsm = explain.side_by_side(run({"wtlsm": 30.0}, ["systems[wtlsm].x=1"]), base, ["wtlsm"])
+    only_wtlsm = explain.side_by_side(run("other", {"wtlsm": 30.0}, ["systems[wtlsm].x=1"]), base, ["wtlsm"])
     assert [s["label"] for s in only_wtlsm.manifest["params"]["systems"]] == ["rx", "lmdb", "wtlsm"]
 
 
