@@ -33,7 +33,9 @@ def differing(scale: str, only: list[str] | None = None, again: bool = False) ->
     for row in claim_rows():
         if row["scale"] != scale or row["target"] != "embedded" or (only and row["experiment"] not in only):
             continue
-        if not differs({**row, "expect": expects.get(row["claim_id"])}) or (read_answer(row["experiment"], row["claim_id"]) and not again):
+        if not differs({**row, "expect": expects.get(row["claim_id"])}):
+            continue
+        if read_answer(row["experiment"], row["claim_id"]) and not again:
             continue
         claims = todo.setdefault(row["experiment"], [])
         if row["claim_id"] not in claims:

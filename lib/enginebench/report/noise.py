@@ -88,10 +88,10 @@ def single_run(run: RunData, row: dict) -> dict:
         return row
     sources = []
     if floor is not None:
-        claim_systems = [label for label in (row.get("systems") or "").split(",") if label]
-        between = ("between the run's start and end (the systems ran one after another)"
-                   if claim_drift(run, row.get("systems") or "") is None
-                   else "while its two systems ran" if len(claim_systems) == 2 else "while its system ran")
+        if claim_drift(run, row.get("systems") or "") is None:
+            between = "between the run's start and end (the systems ran one after another)"
+        else:
+            between = "while its two systems ran" if "," in row["systems"] else "while its system ran"
         sources.append(f"this host's speed probe moved {_percent(floor)} {between}")
     if swing is not None:
         sources.append(f"the systems' intervals swing the ratio by {_percent(swing)} (two standard errors)")
