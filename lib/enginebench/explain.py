@@ -39,7 +39,13 @@ was); the claim is then read from those and the base's runs of the others, side 
 run of every system. The base's systems ran earlier in the same sitting, and the host's speed
 probe of each run is on its page. A variant (the base too) that a run of this sitting already
 measured, the experiment's own or another claim's explain's, is read from that run instead of
-run again (explain_runs.py); its row names the run.
+run again (explain_runs.py); its row names the run. A load claim's variant is also served by a
+run that loaded its systems alike and went on to their requests, so the claims on the requests
+are explained first (_loads_last).
+
+A claim comparing two experiments (lb.load.disk_vs_ssd) runs every variant in both, set alike
+(paired_plan), and reads the pair: a factor on one side only would compare unlike devices. Its
+page and answer are kept under the first experiment it names.
 """
 from __future__ import annotations
 
@@ -49,6 +55,7 @@ import math
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from itertools import zip_longest
 from pathlib import Path
 from typing import Callable
 
@@ -422,8 +429,9 @@ def moved_factors(claim: dict, rows: list[dict]) -> list[str]:
 
 
 def answer_path(exp: str, claim_id: str) -> Path:
-    """The explain's answer as data, beside its page: what the collection page shows by the claim."""
-    return reports_dir() / f"explain-{exp}-{claim_id}.json"
+    """The explain's answer as data, beside its page: what the collection page shows by the claim
+    (under the claim's home experiment, as its page)."""
+    return reports_dir() / f"explain-{claim_experiments(exp, claim_id)[0]}-{claim_id}.json"
 
 
 def write_answer(exp: str, claim: dict, rows: list[dict], scale: str, repeat: int, load_only: bool = False) -> Path:
@@ -446,27 +454,64 @@ def read_answer(exp: str, claim_id: str) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
+def _loads_last(exp: str, claim_ids: list[str], scale: str, only: list[str] | None = None) -> list[str]:
+    """The claims in the order their runs are best made: a load claim's variants stop at the end
+    of the load, and a run of the same settings that went on to the requests serves them
+    (explain_runs), so the claims on the requests run first."""
+    return sorted(claim_ids, key=lambda claim_id: bool(plan(exp, claim_id, scale, only)[2][0].scope))
+
+
 def explain_claims(exp: str, claim_ids: list[str], scale: str = "default", target: str = "embedded",
                    repeat: int = 1, runner: Callable | None = None, only: list[str] | None = None) -> list[Path]:
     """explain() for several claims of one experiment, every distinct run made once: claims on the
     same systems and phase (LinkBench's cached query rate, RSS and p99 on wt.op1 and rx.op1) share
     their base and every variant, so a second claim costs no run. Every claim is planned before
-    anything runs, so a misspelt one is refused first."""
+    anything runs, so a misspelt one is refused first. The pages come back in claim_ids' order."""
     for claim_id in claim_ids:
         plan(exp, claim_id, scale, only)
     from .experiment import run_repeated
-    run = runner or (lambda changes, sets: run_repeated(exp, scale, target, repeat, changes, sets))
+    run = runner or (lambda in_exp, changes, sets: run_repeated(in_exp, scale, target, repeat, changes, sets))
     made: dict[tuple, Path] = {}
 
-    def once(changes: list[str], sets: list[str]) -> Path:
-        key = (tuple(changes), tuple(sets))
+    def once(in_exp: str, changes: list[str], sets: list[str]) -> Path:
+        key = (in_exp, tuple(changes), tuple(sets))
         if key not in made:
-            made[key] = run(changes, sets)
+            made[key] = run(in_exp, changes, sets)
         else:
             print(f"[explain] the same systems and settings ran already: {made[key].name}", flush=True)
         return made[key]
-    return [explain(exp, claim_id, scale, target, repeat, runner=once, only=only,
-                    reuse=runner is None) for claim_id in claim_ids]
+    pages = {claim_id: explain(exp, claim_id, scale, target, repeat, runner=once, only=only, reuse=runner is None)
+             for claim_id in _loads_last(exp, claim_ids, scale, only)}
+    return [pages[claim_id] for claim_id in claim_ids]
+
+
+def claim_experiments(exp: str, claim_id: str) -> list[str]:
+    """The experiments a claim of exp reads: exp alone, or both of a claim that compares two
+    (lb.load.disk_vs_ssd: linkbench_uncached_disk+linkbench_uncached_ssd, in that order)."""
+    rows = load_claims(exp).filter(pl.col("id") == claim_id)
+    named = rows["experiment"][0] if rows.height else exp
+    return named.split("+") if "+" in named else [exp]
+
+
+def paired_plan(exp: str, claim_id: str, scale: str, only: list[str] | None = None
+                ) -> tuple[list[str], dict, list[dict], list[Variant]]:
+    """A claim's experiments (its home first: where its page and answer are kept) and the plan
+    every one of them runs. A claim comparing two experiments is explained in both at once: a
+    factor changes both sides alike (storage off on the disk alone would compare no device with
+    the SSD), so the two plans must set the same keys, or the claim has no explain."""
+    experiments = claim_experiments(exp, claim_id)
+    claim, systems, variants = plan(experiments[0], claim_id, scale, only)
+
+    def keys(planned: list[Variant]) -> list[tuple]:
+        return [(v.factor, tuple(v.run_sets), tuple(v.changes), bool(v.not_run)) for v in planned]
+    for other in experiments[1:]:
+        ours, theirs = keys(variants), keys(plan(other, claim_id, scale, only)[2])
+        differ = next(((a, b) for a, b in zip_longest(ours, theirs) if a != b), None)
+        if differ:
+            raise ValueError(f"CLAIM={claim_id} compares {' and '.join(experiments)}, whose variants differ "
+                             f"({experiments[0]}: {differ[0] or 'none'}; {other}: {differ[1] or 'none'}): "
+                             "a factor must change both alike")
+    return experiments, claim, systems, variants
 
 
 def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embedded", repeat: int = 1,
@@ -474,14 +519,17 @@ def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embe
     """Run the base and every variant of the claim's systems (or of the factors `only` names);
     write the page; its path. `reuse`: a variant (the base too) is read from a run of this
     sitting that measured its systems under its settings (explain_runs.existing_run) instead of
-    run again, with REPEAT=1 (by default only when this function makes the runs itself)."""
+    run again, with REPEAT=1 (by default only when this function makes the runs itself).
+    `runner(experiment, systems, sets)` makes a run: a claim comparing two experiments runs each
+    variant in both (paired_plan)."""
     from .experiment import run_repeated
-    claim, systems, variants = plan(exp, claim_id, scale, only)
+    experiments, claim, systems, variants = paired_plan(exp, claim_id, scale, only)
+    exp = experiments[0]
     labels = [s["label"] for s in systems]
-    run = runner or (lambda changes, sets: run_repeated(exp, scale, target, repeat, changes, sets))
+    run = runner or (lambda in_exp, changes, sets: run_repeated(in_exp, scale, target, repeat, changes, sets))
     if reuse is None:
         reuse = runner is None
-    rows, base_runs = [], []
+    rows, base_groups = [], {}
     for variant in variants:
         row = {"factor": variant.factor, "what": variant.what, "set": " ".join(variant.sets),
                "ran": ", ".join(variant.changes)}
@@ -489,49 +537,69 @@ def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embe
             print(f"[explain {claim_id}] {variant.factor}: not run ({variant.not_run})", flush=True)
             rows.append({**row, "ratio": None, "verdict": "not run", "from": "", "reason": variant.not_run, "run": ""})
             continue
-        found = existing_run(exp, scale, variant.changes, variant.run_sets, target) if reuse and repeat == 1 else None
-        if found is not None:
-            print(f"[explain {claim_id}] {variant.factor}: run {found.name} measured {', '.join(variant.changes)} "
-                  "under these settings in this sitting; read, not run again", flush=True)
-            row["ran"] += f" (run {found.name}, made earlier in this sitting)"
-            path = found
+        try:
+            paths, earlier = _variant_runs(experiments, claim_id, variant, scale, target, repeat, run, reuse)
+        except ValueError as exc:  # refused before it started (e.g. a doubled cache over a memory limit)
+            rows.append({**row, "ratio": None, "verdict": "not run", "from": "", "reason": str(exc), "run": ""})
+            continue
+        row["ran"] += "".join(f" ({where}run {path.name}, made earlier in this sitting)" for where, path in earlier)
+        groups = {in_exp: repeats.group_runs(load_run(path)) for in_exp, path in paths.items()}
+        if not base_groups:
+            base_groups = groups
         else:
-            print(f"[explain {claim_id}] {variant.factor}: {' '.join(variant.sets) or '(base)'}; runs "
-                  f"{', '.join(variant.changes)}" + (" up to the end of their load" if variant.scope else ""),
-                  flush=True)
-            try:
-                path = run(variant.changes, variant.run_sets)
-            except ValueError as exc:  # refused before it started (e.g. a doubled cache over a memory limit)
-                rows.append({**row, "ratio": None, "verdict": "not run", "from": "", "reason": str(exc), "run": ""})
-                continue
-        group = repeats.group_runs(load_run(path))
-        if not base_runs:
-            base_runs = group
-        else:
-            group = [side_by_side(g, base_runs[i % len(base_runs)], variant.changes) for i, g in enumerate(group)]
-        measured = _measure(group, claim_id)
+            groups = {in_exp: [side_by_side(g, base_groups[in_exp][i % len(base_groups[in_exp])], variant.changes)
+                               for i, g in enumerate(group)] for in_exp, group in groups.items()}
+        # A claim across experiments reads each run's partner in the other from the same variant.
+        for i, one in enumerate(groups[exp]):
+            one.companions = {other: groups[other][i % len(groups[other])] for other in experiments[1:]}
+        measured = _measure(groups[exp], claim_id)
         rows.append({**row, "ratio": measured.get("measured_ratio"), "verdict": measured.get("verdict", "not measured"),
-                     "from": measured.get("from", ""), "reason": measured.get("reason", ""), "run": str(path)})
-    page = write_page(exp, claim, labels, rows, scale, repeat, load_only=bool(variants[0].scope))
+                     "from": measured.get("from", ""), "reason": measured.get("reason", ""),
+                     "run": "; ".join(str(path) for path in paths.values())})
+    page = write_page(exp, claim, labels, rows, scale, repeat, load_only=bool(variants[0].scope),
+                      experiments=experiments)
     write_answer(exp, claim, rows, scale, repeat, load_only=bool(variants[0].scope))
     return page
 
 
+def _variant_runs(experiments: list[str], claim_id: str, variant: Variant, scale: str, target: str, repeat: int,
+                  run: Callable, reuse: bool) -> tuple[dict[str, Path], list[tuple[str, Path]]]:
+    """The run of the variant in each experiment, made or read from this sitting; and those read
+    (with the experiment named when the claim reads more than one)."""
+    paths, earlier = {}, []
+    for in_exp in experiments:
+        where = f"{in_exp} " if len(experiments) > 1 else ""
+        found = existing_run(in_exp, scale, variant.changes, variant.run_sets, target) if reuse and repeat == 1 else None
+        if found is not None:
+            print(f"[explain {claim_id}] {variant.factor}: {where}run {found.name} measured "
+                  f"{', '.join(variant.changes)} under these settings in this sitting; read, not run again", flush=True)
+            earlier.append((where, found))
+            paths[in_exp] = found
+            continue
+        print(f"[explain {claim_id}] {variant.factor}: {where}{' '.join(variant.sets) or '(base)'}; runs "
+              f"{', '.join(variant.changes)}" + (" up to the end of their load" if variant.scope else ""), flush=True)
+        paths[in_exp] = run(in_exp, variant.changes, variant.run_sets)
+    return paths, earlier
+
+
 def write_page(exp: str, claim: dict, labels: list[str], rows: list[dict], scale: str, repeat: int,
-               load_only: bool = False) -> Path:
+               load_only: bool = False, experiments: list[str] | None = None) -> Path:
     out_dir = reports_dir()
     out_dir.mkdir(parents=True, exist_ok=True)
     out = page_path(exp, claim["id"])
+    experiments = experiments or [exp]
+    where = " and ".join(experiments) + (", each variant run in both, set alike" if len(experiments) > 1 else "")
     lead = (f"<h1>Why {html_lib.escape(claim['id'])} reads as it does</h1>"
             f"<p><em>{html_lib.escape(claim['claim'])}</em> (published {claim['reference_ratio'] or 'no'} ratio, "
-            f"expected {html_lib.escape(claim['expect'])}). Systems {', '.join(labels)} of {exp} at the {scale} scale, "
+            f"expected {html_lib.escape(claim['expect'])}). Systems {', '.join(labels)} of {where} at the {scale} scale, "
             f"{repeat} run(s) per variant; each variant differs from the base in one factor, set as shown. "
             "The verdict includes the noise rule (within noise: the ratio is closer to the bound than the "
             "runs' spread, or for a single run the host's speed change and the intervals' swing, allow). "
             "Every variant loads afresh, as the base did; one whose systems and settings a run of this sitting "
             "(the last three hours) already measured is read from that run, named in its row."
             + (" The claim reads the load phase, so every run, the base's included, stops at the end of its "
-               "systems' load (measure_requests false): nothing after the load changes what it measured."
+               "systems' load (measure_requests false), or is read from a run that loaded them alike and went on "
+               "to their requests: nothing after the load changes what it measured."
                if load_only else "") + "</p>"
             f"<p><strong>{html_lib.escape(conclusion(claim, rows))}</strong></p>")
     shown = pl.DataFrame([{k: (round(v, 3) if isinstance(v, float) and math.isfinite(v) else v)
@@ -553,7 +621,8 @@ def differs(row: dict) -> bool:
 
 
 def page_path(exp: str, claim_id: str) -> Path:
-    return reports_dir() / f"explain-{exp}-{claim_id}.html"
+    """A claim's explain page, kept under its home experiment (claim_experiments)."""
+    return reports_dir() / f"explain-{claim_experiments(exp, claim_id)[0]}-{claim_id}.html"
 
 
 def explain_note(exp: str, claims: pl.DataFrame) -> str:

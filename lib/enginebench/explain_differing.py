@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from .collection import wall_seconds
-from .explain import differs, plan, read_answer
+from .explain import _loads_last, claim_experiments, differs, paired_plan, read_answer
 from .explain_runs import existing_run, measured_as, serves
 from .params import experiments as all_experiments
 from .paths import reference_dir, results_dir
@@ -23,10 +23,11 @@ def differing(scale: str, only: list[str] | None = None, again: bool = False) ->
     """Per experiment (in the collection's order), the claims whose newest embedded verdict at
     `scale` differs from the post, without an answer unless `again`."""
     from .report.collection import claim_rows
-    unknown = [name for name in only or [] if name not in all_experiments()]
+    order = all_experiments()
+    unknown = [name for name in only or [] if name not in order]
     if unknown:
         raise ValueError(f"EXPERIMENTS: {', '.join(map(repr, unknown))} not an experiment; allowed: "
-                         + ", ".join(all_experiments()))
+                         + ", ".join(order))
     todo: dict[str, list[str]] = {}
     # The collection's rows leave out the expectation; differs needs it (a bound has no size).
     expects = dict(pl.read_csv(reference_dir() / "claims.csv", infer_schema_length=0).select("id", "expect").iter_rows())
@@ -37,10 +38,13 @@ def differing(scale: str, only: list[str] | None = None, again: bool = False) ->
             continue
         if read_answer(row["experiment"], row["claim_id"]) and not again:
             continue
-        claims = todo.setdefault(row["experiment"], [])
+        # A claim comparing two experiments has a row in each, and one explain that runs both: in
+        # the batch of the later one, after the other's claims, whose runs may then serve it.
+        batch = max(claim_experiments(row["experiment"], row["claim_id"]), key=order.index)
+        claims = todo.setdefault(batch, [])
         if row["claim_id"] not in claims:
             claims.append(row["claim_id"])
-    return todo
+    return {exp: todo[exp] for exp in order if exp in todo}
 
 
 def system_seconds(exp: str, scale: str, to_end_of_load: bool = False) -> dict[str, float]:
@@ -69,23 +73,27 @@ def system_seconds(exp: str, scale: str, to_end_of_load: bool = False) -> dict[s
     return found
 
 
-def planned_runs(exp: str, claim_ids: list[str], scale: str) -> list[tuple[str, list[str], list[str], bool]]:
-    """The distinct runs explain_claims would make: (factor, systems, the factor's --sets, whether
-    the systems stop after their load). A variant is left out where a run of this sitting, or
-    one planned before it (another claim's, of more systems), measured its systems under its
-    settings (explain_runs)."""
-    runs, planned = [], []
-    for claim_id in claim_ids:
-        _claim, _systems, variants = plan(exp, claim_id, scale)
+def planned_runs(exp: str, claim_ids: list[str], scale: str,
+                 planned: list | None = None) -> list[tuple[str, str, list[str], list[str], bool]]:
+    """The distinct runs explain_claims would make, in its order: (experiment, factor, systems,
+    the factor's --sets, whether the systems stop after their load). A variant is left out where
+    a run of this sitting, or one planned before it (another claim's, of more systems, or one
+    that went on past the same load), measured its systems under its settings (explain_runs). A
+    claim comparing two experiments plans its runs in both. `planned`: what earlier batches plan
+    (the runs of an experiment's own claims serve a claim across it and another), added to."""
+    runs, planned = [], ([] if planned is None else planned)
+    for claim_id in _loads_last(exp, claim_ids, scale):
+        experiments, _claim, _systems, variants = paired_plan(exp, claim_id, scale)
         for variant in variants:
             if variant.not_run:
                 continue
-            wanted = measured_as(exp, scale, variant.run_sets)
-            if (any(serves(ran, wanted, variant.changes) for ran in planned)
-                    or existing_run(exp, scale, variant.changes, variant.run_sets)):
-                continue
-            planned.append((wanted[0], {label: wanted[1][label] for label in variant.changes}))
-            runs.append((variant.factor, list(variant.changes), list(variant.sets), bool(variant.scope)))
+            for in_exp in experiments:
+                wanted = measured_as(in_exp, scale, variant.run_sets)
+                if (any(done == in_exp and serves(ran, wanted, variant.changes) for done, ran in planned)
+                        or existing_run(in_exp, scale, variant.changes, variant.run_sets)):
+                    continue
+                planned.append((in_exp, (wanted[0], {label: wanted[1][label] for label in variant.changes})))
+                runs.append((in_exp, variant.factor, list(variant.changes), list(variant.sets), bool(variant.scope)))
     return runs
 
 
@@ -94,20 +102,27 @@ def plan_text(todo: dict[str, list[str]], scale: str) -> str:
     if not todo:
         return f"explain-differing: every claim that differs from the post at the {scale} scale has an answer"
     lines, total, unknown = [], 0.0, []
+    timings: dict[tuple[str, bool], dict[str, float]] = {}
+
+    def seconds(in_exp: str, load_only: bool) -> dict[str, float]:
+        if (in_exp, load_only) not in timings:
+            timings[in_exp, load_only] = system_seconds(in_exp, scale, to_end_of_load=load_only)
+        return timings[in_exp, load_only]
+    planned: list = []
     for exp, claim_ids in todo.items():
-        whole, to_load_end = system_seconds(exp, scale), system_seconds(exp, scale, to_end_of_load=True)
-        runs = planned_runs(exp, claim_ids, scale)
-        known = all(label in whole for _f, changes, _s, _l in runs for label in changes)
-        spent = sum((to_load_end if load_only else whole).get(label, 0.0)
-                    for _f, changes, _s, load_only in runs for label in changes)
+        runs = planned_runs(exp, claim_ids, scale, planned)
+        known = all(label in seconds(in_exp, False) for in_exp, _f, changes, _s, _l in runs for label in changes)
+        spent = sum(seconds(in_exp, load_only).get(label, 0.0)
+                    for in_exp, _f, changes, _s, load_only in runs for label in changes)
         if known:
             total += spent
         else:
             unknown.append(exp)
         when = f"about {spent / 60:.0f} min" if known else "no complete run here to time it from"
         lines.append(f"{exp}: {', '.join(claim_ids)}: {len(runs)} runs, {when}")
-        lines.extend(f"    {factor}: {', '.join(changes)}" + (" to the end of the load" if load_only else "")
-                     + (f" ({' '.join(sets)})" if sets else "") for factor, changes, sets, load_only in runs)
+        lines.extend(f"    {factor}: {', '.join(changes)}" + (f" in {in_exp}" if in_exp != exp else "")
+                     + (" to the end of the load" if load_only else "")
+                     + (f" ({' '.join(sets)})" if sets else "") for in_exp, factor, changes, sets, load_only in runs)
     head = f"explain-differing at the {scale} scale: about {total / 60:.0f} min in all"
     if unknown:
         head += f", plus {', '.join(unknown)} (never run here at this scale)"

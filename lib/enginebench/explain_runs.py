@@ -7,7 +7,8 @@ outside the systems (workload, phases, resources) is the same. The other systems
 also ran, and the sets that shaped only them, do not matter: the systems of a run are separate
 processes, one after another. So fb.writes_fast (rx, wtlsm) reads the runs fb.query_avg's
 explain made of rx, lmdb and wtlsm, and a load claim's variant of wt.op1 runs once for all four
-of linkbench_cached's load claims.
+of linkbench_cached's load claims. A load claim's variant, which stops its systems at the end of
+their load, is served by a run that loaded them alike and went on to their requests.
 
 Only a run of this sitting serves (SITTING_S): an explain compares its variants with a base
 measured side by side with them, and this host's speed drifts by a third within an hour.
@@ -55,9 +56,22 @@ def measured_as(exp: str, scale: str, sets: list[str] | None = None) -> tuple[di
     return params, {s["label"]: s for s in params.pop("systems", [])}
 
 
+def _system_serves(ran: dict | None, wanted: dict | None) -> bool:
+    """Whether a system run as `ran` measured what one run as `wanted` would. A system wanted up
+    to the end of its load (measure_requests false: a load claim's variant) is served by one that
+    went on to measure requests after the same load: nothing after the load changes the load."""
+    if ran is None or wanted is None:
+        return False
+    if wanted.get("measure_requests", True) is False:
+        def load(system: dict) -> dict:
+            return {key: value for key, value in system.items() if key != "measure_requests"}
+        return load(ran) == load(wanted)
+    return ran == wanted
+
+
 def serves(ran: tuple[dict, dict[str, dict]], wanted: tuple[dict, dict[str, dict]], labels: list[str]) -> bool:
     """Whether a run measured as `ran` measured every one of labels as `wanted` would."""
-    return ran[0] == wanted[0] and all(label in ran[1] and ran[1][label] == wanted[1].get(label) for label in labels)
+    return ran[0] == wanted[0] and all(_system_serves(ran[1].get(label), wanted[1].get(label)) for label in labels)
 
 
 def existing_run(exp: str, scale: str, labels: list[str], sets: list[str] | None = None,

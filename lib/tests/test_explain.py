@@ -77,7 +77,7 @@ def test_an_unknown_claim_names_the_experiments_claims():
     ran = []
     with pytest.raises(ValueError, match=r"CLAIM=lb.nope: not a claim"):  # of several, before any runs
         explain.explain_claims("linkbench_cached", ["lb.load.btree_vs_lsm", "lb.nope"],
-                               runner=lambda changes, sets: ran.append(changes))
+                               runner=lambda exp, changes, sets: ran.append(changes))
     assert ran == []
 
 
@@ -382,3 +382,67 @@ def test_explain_differing_takes_the_unanswered_differing_claims_and_plans_their
                               "tokumx_insert_10m: tk.insert.fractal_vs_mmap: 4 runs, about 6 min\n"
                               "    base: lmdb, tokumx\n")
     assert "    cache size: tokumx (systems[tokumx].options.cache_size_mb=" in printed
+
+
+def test_a_load_claims_variant_reads_a_run_that_went_on_past_the_same_load(isolated_run):
+    """lb.load.disk_vs_ssd's variants stop at the end of the load; the query claims' runs of the
+    same settings loaded alike before they measured, and serve them. Another load does not."""
+    from enginebench.explain_runs import existing_run
+    results = isolated_run / "results" / "linkbench_uncached_disk"
+    _manifest(results, "20261204-120000-vm", load_params("linkbench_uncached_disk", "smoke", ["systems[wt.op1].options.journal_compressor=snappy"]))
+    load_only = ["systems[wt.op1].measure_requests=false", "systems[rx.op1].measure_requests=false"]
+    snappy = ["systems[wt.op1].options.journal_compressor=snappy", *load_only]
+    assert existing_run("linkbench_uncached_disk", "smoke", ["wt.op1"], snappy, now=NOON + 600) == results / "20261204-120000-vm"
+    assert existing_run("linkbench_uncached_disk", "smoke", ["wt.op1"], load_only, now=NOON + 600) is None
+    # The other way round a load-only run does not serve: it never measured the requests.
+    _manifest(results, "20261204-120100-vm", load_params("linkbench_uncached_disk", "smoke", load_only))
+    assert existing_run("linkbench_uncached_disk", "smoke", ["wt.op1"], now=NOON + 600) is None
+
+
+def test_a_claim_across_two_experiments_is_planned_in_both(isolated_run):
+    from enginebench import explain_differing as ed
+    # Asked from either side, its home is the first experiment the claim names: one page, one answer.
+    experiments, _claim, _systems, variants = explain.paired_plan("linkbench_uncached_ssd", "lb.load.disk_vs_ssd", "smoke")
+    assert experiments == ["linkbench_uncached_disk", "linkbench_uncached_ssd"]
+    assert explain.answer_path("linkbench_uncached_ssd", "lb.load.disk_vs_ssd").name == \
+        "explain-linkbench_uncached_disk-lb.load.disk_vs_ssd.json"
+    alone = ed.planned_runs("linkbench_uncached_ssd", ["lb.load.disk_vs_ssd"], "smoke")
+    ran = [variant for variant in variants if not variant.not_run]
+    assert len(alone) == 2 * len(ran) and {run[0] for run in alone} == set(experiments)
+    # After the SSD's query claim, whose runs go on past the same loads, only the variants that
+    # change the load alone (the load's threads, insert grouping) run in the SSD again.
+    both = ed.planned_runs("linkbench_uncached_ssd", ["lb.load.disk_vs_ssd", "lb.query.uncached.lsm_vs_btree"], "smoke")
+    on_ssd_to_load_end = sorted(run[1] for run in both if run[0] == "linkbench_uncached_ssd" and run[4])
+    assert on_ssd_to_load_end == ["insert grouping", "threads"]
+
+
+def test_a_claim_across_two_experiments_reads_each_variant_in_both(isolated_run, monkeypatch, tmp_path):
+    monkeypatch.setenv("ENGINEBENCH_REPORTS", str(tmp_path / "reports"))
+    monkeypatch.setattr(explain, "FACTORS", tuple(f for f in explain.FACTORS if f.name == "journal compressor"))
+    monkeypatch.setattr(explain, "_threads_of", lambda phase: lambda params, systems: None)
+    page, = explain.explain_claims("linkbench_uncached_ssd", ["lb.load.disk_vs_ssd"], scale="smoke")
+    assert page.name == "explain-linkbench_uncached_disk-lb.load.disk_vs_ssd.html"
+    runs = {exp: sorted(p.name for p in (isolated_run / "results" / exp).iterdir())
+            for exp in ("linkbench_uncached_disk", "linkbench_uncached_ssd")}
+    assert all(len(found) == 2 for found in runs.values())  # the base and the variant, in each
+    answer = explain.read_answer("linkbench_uncached_ssd", "lb.load.disk_vs_ssd")
+    variant = answer["variants"][1]
+    assert variant["factor"] == "journal compressor" and variant["ratio"] is not None
+    # The variant's ratio reads the variant's run on each side, not the newest run or the base.
+    text = page.read_text()
+    assert (f"linkbench_uncached_disk run {runs['linkbench_uncached_disk'][1]}; "
+            f"linkbench_uncached_ssd run {runs['linkbench_uncached_ssd'][1]}") in text
+    assert "each variant run in both, set alike" in text
+
+
+def test_a_claim_across_experiments_reads_the_partner_the_collection_would_choose(isolated_run):
+    from enginebench.report.runs import partner_run
+    results = isolated_run / "results" / "linkbench_uncached_ssd"
+    host = {"host": {"hostname": "vm"}}
+    _manifest(results, "20261204-120000-vm", load_params("linkbench_uncached_ssd", "smoke"), **host)
+    _manifest(results, "20261204-120500-vm", load_params("linkbench_uncached_ssd", "smoke", ["workload.maxid1=3001"]),
+              **host)  # an explain's variant, newer
+    mine = {"scale": "smoke", "target": {"kind": "embedded"}, **host}
+    assert partner_run("linkbench_uncached_ssd", mine) == results / "20261204-120000-vm"
+    assert partner_run("linkbench_uncached_ssd", {**mine, "scale": "default"}) is None
+    assert partner_run("linkbench_uncached_ssd", {**mine, "host": {"hostname": "other"}}) is None

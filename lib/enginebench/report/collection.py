@@ -30,7 +30,7 @@ import polars as pl
 
 from ..paths import reference_dir, results_dir
 from .claims import FAILS, HOLDS, VERDICT_CLASSES
-from .runs import newest_complete, runs_by_experiment
+from .runs import host_of, newest_complete, runs_by_experiment
 
 # The five posts (data/reference/README.md names each source).
 STUDIES = {
@@ -69,10 +69,6 @@ def _verdicts(run: Path) -> list[dict] | None:
     if family is None:
         return None
     return json_safe(repeats.claims(data, family.report_module().claims_table).to_dicts())
-
-
-def host_of(manifest: dict) -> str:
-    return ((manifest.get("host") or {}).get("hostname") or "").split(".")[0] or "unknown host"
 
 
 def hardware(manifest: dict) -> str:

@@ -27,6 +27,9 @@ class RunData:
     # Where a system's own files are when they are not in this run's folder: a run read side by
     # side with another (explain.side_by_side) takes some systems from that run.
     system_paths: dict[str, Path] = field(default_factory=dict)
+    # A claim comparing two experiments reads this run's partner in the other from here, by
+    # experiment, when an explain pairs them (explain.paired_plan); otherwise runs.partner_run.
+    companions: dict[str, "RunData"] = field(default_factory=dict)
 
     def system_dir(self, label: str) -> Path:
         """A system's folder: its events, Flashback's replay summary and scans."""

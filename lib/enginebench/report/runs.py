@@ -37,6 +37,21 @@ def newest_complete(runs: list[Path]) -> Path | None:
     return (whole or complete or [None])[0]
 
 
+def host_of(manifest: dict) -> str:
+    return ((manifest.get("host") or {}).get("hostname") or "").split(".")[0] or "unknown host"
+
+
+def partner_run(exp: str, manifest: dict) -> Path | None:
+    """The run of exp that a claim comparing it with the run of `manifest` reads (lb.load.disk_vs_ssd):
+    the one the collection would choose for exp (newest_complete) among its runs at the same
+    scale, on the same target kind and host. Not simply the newest: that may be an explain's
+    variant, or a run of another scale or machine."""
+    def key(m: dict) -> tuple:
+        return m.get("scale"), (m.get("target") or {}).get("kind") or "embedded", host_of(m)
+    runs = runs_by_experiment(results_dir()).get(exp, [])
+    return newest_complete([run for run in runs if key(manifest_of(run)) == key(manifest)])
+
+
 def find_run(spec: str, role: str) -> Path:
     """A run named on the command line: a results folder's path, `<exp>/<run_id>` or a run id.
     Anything else is one clear error naming the argument and the runs that exist."""

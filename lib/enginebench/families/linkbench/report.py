@@ -11,7 +11,8 @@ from ...paths import reference_dir
 from ...report.claims import (Measured, caveat, claim_line, cpu_comparability, evaluate, load_claims, release_note,
                               switches_counted, verdict_summary)
 from ...report.latency import latency_rows, latency_table, stalls_sentence
-from ...report.rundata import RunData, latest_run, load_run, merged_latency, phase_summary
+from ...report.rundata import RunData, load_run, merged_latency, phase_summary
+from ...report.runs import partner_run
 from ...report.runparams import request_rate
 from ...metrics.steady import swing
 from ...report.steady import steadiness, steady_finding
@@ -159,21 +160,22 @@ def _steady_note(run: RunData, labels: list[str]) -> tuple[str, str | None]:
 
 def _cross_experiment(run: RunData, claim: dict) -> Measured:
     """A claim comparing two experiments (e.g. load rate on disk / on SSD, per engine): uses this
-    run for its own experiment and the latest complete run of the other, and names both."""
+    run for its own experiment and, for the other, the run an explain paired with it or else the
+    one the collection chooses at the same scale, target and host (partner_run); names both."""
     exps = claim["experiment"].split("+")
     runs = {}
     for exp in exps:
         if exp == run.manifest["experiment"]:
             runs[exp] = run
+        elif exp in run.companions:
+            runs[exp] = run.companions[exp]
         else:
-            path = latest_run(exp)
+            path = partner_run(exp, run.manifest)
             if path is None:
-                return Measured(None, "", f"needs a complete run of {exp} (make experiment EXP={exp})")
-            runs[exp] = load_run(path)
-            if runs[exp].manifest.get("scale") != run.manifest.get("scale"):
                 # A smoke run beside a default one would compare a tiny database with a real one.
-                return Measured(None, "", f"the latest complete run of {exp} ({path.name}) is at scale "
-                                          f"{runs[exp].manifest.get('scale')}, this one at {run.manifest.get('scale')}")
+                return Measured(None, "", f"needs a complete run of {exp} at the {run.manifest.get('scale')} scale "
+                                          f"on this target and host (make experiment EXP={exp})")
+            runs[exp] = load_run(path)
     m = re.fullmatch(r"(load|run)\.(\w+) \((\w+) / (\w+) per engine\)", claim["metric"])
     if not m:
         return Measured(None, "", f"metric {claim['metric']!r} has no cross-experiment resolver")
