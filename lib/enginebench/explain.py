@@ -84,6 +84,11 @@ class Factor:
     name: str
     what: str
     sets: Callable[[dict, list[dict]], list[str] | None]
+    # The engine counter (an interval column, cumulative) that shows the base used what the factor
+    # takes away. Where it stayed at zero on every system the variant changes, the variant changes
+    # nothing that ran: it repeats the base and measures the run-to-run spread, not the factor.
+    # (MongoRocks' tombstone compactions wait 10 minutes, longer than a default-scale system runs.)
+    acted_counter: str | None = None
 
 
 def _flip_settings(params: dict, systems: list[dict]) -> list[str]:
@@ -190,9 +195,10 @@ FACTORS = (
     Factor("rocksdb scans", "RocksDB's scans bounded at the collection's end, reversed by Seek then Prev (MongoRocks) "
            "/ bounded at the range, SeekForPrev", _rocksdb_scans),
     Factor("write throttle", "MongoRocks' soft_rate_limit 2.5 (writes delayed while a level below L0 holds 2.5x "
-           "its target) / none", _write_throttle),
+           "its target) / none", _write_throttle, acted_counter="engine.mongorocks.soft_rate_limit_delays"),
     Factor("tombstone compactions", "MongoRocks' compaction of a collection or index after one step skipped 50,000 "
-           "deletions, at most every 10 minutes / RocksDB's own compactions only", _tombstone_compactions),
+           "deletions, at most every 10 minutes / RocksDB's own compactions only", _tombstone_compactions,
+           acted_counter="engine.mongorocks.tombstone_compactions"),
     Factor("query yields", "a query's scan yields every 128 entries or 10 ms and seeks again (mongod 3.2) / never",
            _query_yields),
     Factor("reads before writes", "the record read before it is rewritten or deleted (mongod 3.2, MongoRocks) / not",
@@ -374,35 +380,65 @@ def _measure(runs: list[RunData], claim_id: str) -> dict:
     return row.row(0, named=True) if row.height else {}
 
 
-def conclusion(claim: dict, rows: list[dict]) -> str:
-    """The factors that move the ratio across the bound or back within the published size."""
+def _moves(claim: dict, rows: list[dict]) -> list[tuple[dict, str]]:
+    """The variants (not those idle in the base) that move the ratio across the bound, within the
+    published size or out of it, each with how."""
     base = rows[0]
     published = published_size(float(claim["reference_ratio"]) if claim["reference_ratio"] else None, claim["expect"])
     moved = []
     for row in rows[1:]:
+        if row.get("idle"):
+            continue
         if row["verdict"] in (HOLDS, FAILS) and base["verdict"] in (HOLDS, FAILS) and row["verdict"] != base["verdict"]:
-            moved.append(f"{row['factor']} (the verdict turns from {base['verdict']} to {row['verdict']})")
+            moved.append((row, f"the verdict turns from {base['verdict']} to {row['verdict']}"))
         elif (row["verdict"] == HOLDS and published and size_agrees(published, row["ratio"])
               and not size_agrees(published, base["ratio"])):
-            moved.append(f"{row['factor']} (the ratio comes within the published size)")
+            moved.append((row, "the ratio comes within the published size"))
         elif (row["verdict"] == HOLDS and base["verdict"] == HOLDS and published and row["ratio"]
               and size_agrees(published, base["ratio"]) and not size_agrees(published, row["ratio"])):
-            moved.append(f"{row['factor']} (the ratio leaves the published size: {row['ratio']:.2f} against "
-                         f"{base['ratio']:.2f})")
+            moved.append((row, f"the ratio leaves the published size: {row['ratio']:.2f} against {base['ratio']:.2f}"))
+    return moved
+
+
+def conclusion(claim: dict, rows: list[dict]) -> str:
+    """The factors that move the ratio across the bound or back within the published size; a
+    factor that never acted in the base is not one of them (its variant repeats the base)."""
+    base = rows[0]
+    published = published_size(float(claim["reference_ratio"]) if claim["reference_ratio"] else None, claim["expect"])
+    repeats_base = _repeats_of_base(base, rows[1:])
+    moved = _moves(claim, rows)
     if moved:
-        return "Factors that move the ratio: " + "; ".join(moved) + "."
-    tried = ", ".join(r["factor"] for r in rows[1:] if r.get("ratio")) or "none could run"
+        return "Factors that move the ratio: " + "; ".join(f"{row['factor']} ({how})" for row, how in moved) + "." \
+            + repeats_base
+    acted = [r for r in rows[1:] if not r.get("idle")]
+    tried = ", ".join(r["factor"] for r in acted if r.get("ratio")) or "none could run"
     if base["verdict"] == HOLDS and published and base.get("ratio") and size_agrees(published, base["ratio"]):
         # Nothing to explain: a claim explained with others (CLAIM=a,b) may already read as the post.
         return (f"Agrees with the post: the base holds within the published size ({base['ratio']:.2f} against "
                 f"{published:g}), and no factor tried turns the verdict or takes the ratio outside that size "
-                f"(tried: {tried}).")
+                f"(tried: {tried})." + repeats_base)
     if base["verdict"] == HOLDS and published is None:
         # A bound met (fb.writes_fast: under 10 ms) or a claim with no published figure.
-        return f"Agrees with the post: the base holds, and no factor tried turns the verdict (tried: {tried})."
-    nearest = _nearest(published, base, rows[1:])
+        return f"Agrees with the post: the base holds, and no factor tried turns the verdict (tried: {tried})." \
+            + repeats_base
+    nearest = _nearest(published, base, acted)
     return ("Unexplained by these factors: no single one moves the ratio across the claim's bound or within the "
-            f"published size (tried: {tried})." + nearest)
+            f"published size (tried: {tried})." + nearest + repeats_base)
+
+
+def _repeats_of_base(base: dict, rows: list[dict]) -> str:
+    """A sentence on the variants whose factor never acted in the base: what they read is the
+    claim's run-to-run spread on this host, beside the base's ratio."""
+    idle = [r for r in rows if r.get("idle") and r.get("ratio")]
+    if not idle or not base.get("ratio"):
+        return ""
+    read = ", ".join(f"{r['factor']} {r['ratio']:.2f}" for r in idle)
+    turned = [r["factor"] for r in idle if r["verdict"] in (HOLDS, FAILS) and base["verdict"] in (HOLDS, FAILS)
+              and r["verdict"] != base["verdict"]]
+    return (" Factors that never acted in the base (their engine counters stayed at 0) leave their variants "
+            f"repeating it: {read} against the base's {base['ratio']:.2f}, the spread between two runs of the "
+            "same settings"
+            + (f", enough to turn the verdict ({', '.join(turned)})" if turned else "") + ".")
 
 
 def _nearest(published: float | None, base: dict, rows: list[dict]) -> str:
@@ -422,10 +458,7 @@ def _nearest(published: float | None, base: dict, rows: list[dict]) -> str:
 
 def moved_factors(claim: dict, rows: list[dict]) -> list[str]:
     """The names of the factors conclusion() names as moving the ratio."""
-    text = conclusion(claim, rows)
-    if not text.startswith("Factors that move"):
-        return []
-    return [r["factor"] for r in rows[1:] if f"{r['factor']} (" in text]
+    return [row["factor"] for row, _how in _moves(claim, rows)]
 
 
 def answer_path(exp: str, claim_id: str) -> Path:
@@ -438,7 +471,8 @@ def write_answer(exp: str, claim: dict, rows: list[dict], scale: str, repeat: in
     base = rows[0] if rows else {}
     record = {"experiment": exp, "claim_id": claim["id"], "scale": scale, "repeat": repeat, "to_end_of_load": load_only,
               "answer": conclusion(claim, rows), "moved": moved_factors(claim, rows),
-              "tried": [r["factor"] for r in rows[1:] if r.get("ratio") is not None],
+              "tried": [r["factor"] for r in rows[1:] if r.get("ratio") is not None and not r.get("idle")],
+              "idle": {r["factor"]: r["idle"] for r in rows[1:] if r.get("idle")},
               "not_run": {r["factor"]: r["reason"] for r in rows[1:] if r.get("verdict") == "not run"},
               "base": {"ratio": base.get("ratio"), "verdict": base.get("verdict"), "run": base.get("run")},
               "variants": [{k: r.get(k) for k in ("factor", "set", "ratio", "verdict", "run")} for r in rows],
@@ -547,6 +581,7 @@ def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embe
         if not base_groups:
             base_groups = groups
         else:
+            row["idle"] = idle_in_base(variant, [run for group in base_groups.values() for run in group])
             groups = {in_exp: [side_by_side(g, base_groups[in_exp][i % len(base_groups[in_exp])], variant.changes)
                                for i, g in enumerate(group)] for in_exp, group in groups.items()}
         # A claim across experiments reads each run's partner in the other from the same variant.
@@ -560,6 +595,28 @@ def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embe
                       experiments=experiments)
     write_answer(exp, claim, rows, scale, repeat, load_only=bool(variants[0].scope))
     return page
+
+
+def idle_in_base(variant: Variant, base_runs: list[RunData]) -> str:
+    """Why the variant repeats the base, or "": its factor's counter (Factor.acted_counter) stayed
+    at zero on every system it changes, in the phases the claim's runs ran, in every base run."""
+    factor = next((f for f in FACTORS if f.name == variant.factor), None)
+    if factor is None or factor.acted_counter is None:
+        return ""
+    seen = []
+    for run in base_runs:
+        if run.intervals.is_empty() or factor.acted_counter not in run.intervals.columns:
+            return ""  # a run made before the counter was kept: nothing says it did not act
+        rows = run.intervals.filter(pl.col("system").is_in(variant.changes))
+        if variant.scope:
+            rows = rows.filter(pl.col("phase") == "load")
+        if rows.is_empty():
+            return ""  # the system has no intervals here: nothing says what it did
+        seen.append(rows[factor.acted_counter].fill_null(0).max() or 0)
+    if not seen or any(seen):
+        return ""
+    return (f"{factor.acted_counter.split('.')[-1].replace('_', ' ')} stayed at 0 on "
+            f"{', '.join(variant.changes)} in the base: this variant changes nothing that ran there")
 
 
 def _variant_runs(experiments: list[str], claim_id: str, variant: Variant, scale: str, target: str, repeat: int,

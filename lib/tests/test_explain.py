@@ -2,12 +2,14 @@
 the base, and a page that names the factors that move the ratio (explain.py)."""
 import html
 import json
+from pathlib import Path
 
 import polars as pl
 import pytest
 
 from enginebench import explain
 from enginebench.params import load_params
+from enginebench.report.rundata import RunData
 
 
 def test_each_variant_differs_from_the_base_in_one_named_factor():
@@ -446,3 +448,29 @@ def test_a_claim_across_experiments_reads_the_partner_the_collection_would_choos
     assert partner_run("linkbench_uncached_ssd", mine) == results / "20261204-120000-vm"
     assert partner_run("linkbench_uncached_ssd", {**mine, "scale": "default"}) is None
     assert partner_run("linkbench_uncached_ssd", {**mine, "host": {"hostname": "other"}}) is None
+
+
+def test_a_factor_that_never_acted_in_the_base_repeats_it_and_moves_nothing():
+    """At the default scale no system runs the 10 minutes MongoRocks waits before a tombstone
+    compaction: the variant without them repeats the base. fb.query_avg read 2.00 there against
+    the base's 2.52, which is the spread between two runs, not the factor."""
+    base = pl.DataFrame({"system": ["rx", "rx", "lmdb"], "phase": ["load", "run", "run"],
+                         "engine.mongorocks.tombstone_compactions": [0, 0, None],
+                         "engine.mongorocks.soft_rate_limit_delays": [0, 3, None]})
+    run = RunData(Path("/nowhere"), {}, base, pl.DataFrame(), pl.DataFrame())
+    tombstones = explain.Variant("tombstone compactions", "", ["systems[rx].options.tombstone_compaction_skips=0"], ["rx"])
+    throttle = explain.Variant("write throttle", "", ["systems[rx].options.soft_rate_limit=0"], ["rx"])
+    assert "stayed at 0 on rx" in explain.idle_in_base(tombstones, [run])
+    assert explain.idle_in_base(throttle, [run]) == ""  # it delayed writes three times
+    # To the end of the load, the throttle never acted either.
+    load_only = explain.Variant("write throttle", "", throttle.sets, ["rx"], scope=("systems[rx].measure_requests=false",))
+    assert explain.idle_in_base(load_only, [run])
+    assert explain.idle_in_base(explain.Variant("cache size", "", [], ["rx"]), [run]) == ""  # no counter to read
+    claim = {"reference_ratio": "1.20", "expect": "greater than 1"}
+    rows = [{"factor": "base", "verdict": "holds", "ratio": 2.52},
+            {"factor": "tombstone compactions", "verdict": "holds", "ratio": 1.30, "idle": "stayed at 0"},
+            {"factor": "settings", "verdict": "holds", "ratio": 2.32}]
+    text = explain.conclusion(claim, rows)
+    assert text.startswith("Unexplained by these factors") and "(tried: settings)" in text
+    assert "leave their variants repeating it: tombstone compactions 1.30 against the base's 2.52" in text
+    assert explain.moved_factors(claim, rows) == []
