@@ -41,7 +41,7 @@ probe of each run is on its page. A variant (the base too) that a run of this si
 measured, the experiment's own or another claim's explain's, is read from that run instead of
 run again (explain_runs.py); its row names the run. A load claim's variant is also served by a
 run that loaded its systems alike and went on to their requests, so the claims on the requests
-are explained first (_loads_last).
+are explained first (claims_in_run_order).
 
 A claim comparing two experiments (lb.load.disk_vs_ssd) runs every variant in both, set alike
 (paired_plan), and reads the pair: a factor on one side only would compare unlike devices. Its
@@ -488,7 +488,7 @@ def read_answer(exp: str, claim_id: str) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def _loads_last(exp: str, claim_ids: list[str], scale: str, only: list[str] | None = None) -> list[str]:
+def claims_in_run_order(exp: str, claim_ids: list[str], scale: str, only: list[str] | None = None) -> list[str]:
     """The claims in the order their runs are best made: a load claim's variants stop at the end
     of the load, and a run of the same settings that went on to the requests serves them
     (explain_runs), so the claims on the requests run first."""
@@ -515,7 +515,7 @@ def explain_claims(exp: str, claim_ids: list[str], scale: str = "default", targe
             print(f"[explain] the same systems and settings ran already: {made[key].name}", flush=True)
         return made[key]
     pages = {claim_id: explain(exp, claim_id, scale, target, repeat, runner=once, only=only, reuse=runner is None)
-             for claim_id in _loads_last(exp, claim_ids, scale, only)}
+             for claim_id in claims_in_run_order(exp, claim_ids, scale, only)}
     return [pages[claim_id] for claim_id in claim_ids]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import polars as pl
 
 from .collection import wall_seconds
-from .explain import _loads_last, claim_experiments, differs, paired_plan, read_answer
+from .explain import claim_experiments, claims_in_run_order, differs, paired_plan, read_answer
 from .explain_runs import existing_run, measured_as, serves
 from .params import experiments as all_experiments
 from .paths import reference_dir, results_dir
@@ -82,7 +82,7 @@ def planned_runs(exp: str, claim_ids: list[str], scale: str,
     claim comparing two experiments plans its runs in both. `planned`: what earlier batches plan
     (the runs of an experiment's own claims serve a claim across it and another), added to."""
     runs, planned = [], ([] if planned is None else planned)
-    for claim_id in _loads_last(exp, claim_ids, scale):
+    for claim_id in claims_in_run_order(exp, claim_ids, scale):
         experiments, _claim, _systems, variants = paired_plan(exp, claim_id, scale)
         for variant in variants:
             if variant.not_run:
