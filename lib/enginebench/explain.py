@@ -218,7 +218,7 @@ def claim_systems(params: dict, claim: dict) -> list[dict]:
     the ones that measure it; for a claim that is not about releases or the oplog, only the
     release the setting gives (not a system that names its own release), with the oplog as the
     experiment runs it (the op1 systems); for a release claim, the posts' own trees where the
-    experiment runs two."""
+    experiment runs two; of those, the ones the family's check reads (Flashback: one per role)."""
     roles = set(re.split(r"[|:]", f"{claim['numerator_role']}|{claim['denominator_role']}")) - {"", "newer", "older"}
     systems = [s for s in params["systems"] if s["role"] in roles]
     if phase_of(claim) == "measure":
@@ -233,7 +233,7 @@ def claim_systems(params: dict, claim: dict) -> list[dict]:
     if "oplog" not in claim["metric"]:
         with_oplog = [s for s in systems if s["options"].get("oplog")]
         systems = with_oplog or systems
-    return systems
+    return family(params["workload"]["name"]).claim_reads(params, systems)
 
 
 @dataclass

@@ -5,8 +5,8 @@ scale, made by the experiment itself or by another claim's explain, serves it wh
 systems ran to completion there with exactly the params the sets resolve to, and everything
 outside the systems (workload, phases, resources) is the same. The other systems such a run
 also ran, and the sets that shaped only them, do not matter: the systems of a run are separate
-processes, one after another. So fb.writes_fast (rx, wtlsm) reads the runs fb.query_avg's
-explain made of rx, lmdb and wtlsm, and a load claim's variant of wt.op1 runs once for all four
+processes, one after another. So fb.writes_fast (rx) reads the runs fb.query_avg's explain
+made of rx and lmdb, and a load claim's variant of wt.op1 runs once for all four
 of linkbench_cached's load claims. A load claim's variant, which stops its systems at the end of
 their load, is served by a run that loaded them alike and went on to their requests.
 
