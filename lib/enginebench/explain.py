@@ -380,14 +380,35 @@ def _measure(runs: list[RunData], claim_id: str) -> dict:
     return row.row(0, named=True) if row.height else {}
 
 
+def _log_gap(a: float | None, b: float | None) -> float | None:
+    return abs(math.log(a) - math.log(b)) if a and b and a > 0 and b > 0 else None
+
+
+def repeat_spread(rows: list[dict]) -> float:
+    """How far (in log ratio) the variants that repeat the base (their factor idle in it) read
+    from the base: the run-to-run spread this explain measured, 0 when none repeats it."""
+    gaps = [_log_gap(r.get("ratio"), rows[0].get("ratio")) for r in rows[1:] if r.get("idle")]
+    return max((g for g in gaps if g is not None), default=0.0)
+
+
+def within_spread(rows: list[dict]) -> list[dict]:
+    """The variants that acted but read no further from the base than a repeat of it did: what
+    they turn is the run-to-run spread, not their factor (ib.size read 0.99 in its base and
+    1.10 in a repeat, so 1.04 under another factor moves nothing)."""
+    spread = repeat_spread(rows)
+    return [r for r in rows[1:] if not r.get("idle") and spread
+            and (_log_gap(r.get("ratio"), rows[0].get("ratio")) or 0.0) <= spread]
+
+
 def _moves(claim: dict, rows: list[dict]) -> list[tuple[dict, str]]:
-    """The variants (not those idle in the base) that move the ratio across the bound, within the
-    published size or out of it, each with how."""
+    """The variants (not those idle in the base, nor within the spread of the base's repeats)
+    that move the ratio across the bound, within the published size or out of it, each with how."""
     base = rows[0]
     published = published_size(float(claim["reference_ratio"]) if claim["reference_ratio"] else None, claim["expect"])
+    noise = [r["factor"] for r in within_spread(rows)]
     moved = []
     for row in rows[1:]:
-        if row.get("idle"):
+        if row.get("idle") or row["factor"] in noise:
             continue
         if row["verdict"] in (HOLDS, FAILS) and base["verdict"] in (HOLDS, FAILS) and row["verdict"] != base["verdict"]:
             moved.append((row, f"the verdict turns from {base['verdict']} to {row['verdict']}"))
@@ -421,7 +442,8 @@ def conclusion(claim: dict, rows: list[dict]) -> str:
         # A bound met (fb.writes_fast: under 10 ms) or a claim with no published figure.
         return f"Agrees with the post: the base holds, and no factor tried turns the verdict (tried: {tried})." \
             + repeats_base
-    nearest = _nearest(published, base, acted)
+    noise = within_spread(rows)
+    nearest = _nearest(published, base, [r for r in acted if r not in noise])
     return ("Unexplained by these factors: no single one moves the ratio across the claim's bound or within the "
             f"published size (tried: {tried})." + nearest + repeats_base)
 
@@ -435,10 +457,13 @@ def _repeats_of_base(base: dict, rows: list[dict]) -> str:
     read = ", ".join(f"{r['factor']} {r['ratio']:.2f}" for r in idle)
     turned = [r["factor"] for r in idle if r["verdict"] in (HOLDS, FAILS) and base["verdict"] in (HOLDS, FAILS)
               and r["verdict"] != base["verdict"]]
+    inside = within_spread([base, *rows])
     return (" Factors that never acted in the base (their engine counters stayed at 0) leave their variants "
             f"repeating it: {read} against the base's {base['ratio']:.2f}, the spread between two runs of the "
             "same settings"
-            + (f", enough to turn the verdict ({', '.join(turned)})" if turned else "") + ".")
+            + (f", enough to turn the verdict ({', '.join(turned)})" if turned else "") + "."
+            + (" Within that spread of the base, so moving nothing: "
+               + ", ".join(f"{r['factor']} {r['ratio']:.2f}" for r in inside) + "." if inside else ""))
 
 
 def _nearest(published: float | None, base: dict, rows: list[dict]) -> str:

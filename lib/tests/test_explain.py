@@ -486,3 +486,21 @@ def test_a_factor_that_never_acted_in_the_base_repeats_it_and_moves_nothing():
     assert text.startswith("Unexplained by these factors") and "(tried: settings)" in text
     assert "leave their variants repeating it: tombstone compactions 1.30 against the base's 2.52" in text
     assert explain.moved_factors(claim, rows) == []
+
+
+def test_a_factor_within_the_spread_of_the_bases_repeat_moves_nothing():
+    """ib.size (2026-12-05): the base read 0.99 and a repeat of it (the write throttle, idle) 1.10,
+    so the verdict turns within the run-to-run spread; 1.04 under RocksDB's scans turns it too
+    and moves nothing, while the release's 1.35 lies beyond the spread and moves the ratio."""
+    claim = {"reference_ratio": "1.42", "expect": "greater than 1"}
+    rows = [{"factor": "base", "verdict": "does not hold", "ratio": 0.99},
+            {"factor": "release", "verdict": "holds", "ratio": 1.35},
+            {"factor": "rocksdb scans", "verdict": "holds", "ratio": 1.04},
+            {"factor": "write throttle", "verdict": "holds", "ratio": 1.10, "idle": "stayed at 0"}]
+    assert [r["factor"] for r in explain.within_spread(rows)] == ["rocksdb scans"]
+    assert explain.moved_factors(claim, rows) == ["release"]
+    text = explain.conclusion(claim, rows)
+    assert text.startswith("Factors that move the ratio: release (the verdict turns")
+    assert text.endswith("Within that spread of the base, so moving nothing: rocksdb scans 1.04.")
+    # Without a repeat of the base there is no spread to judge by: every turn counts.
+    assert explain.moved_factors(claim, rows[:3]) == ["release", "rocksdb scans"]
