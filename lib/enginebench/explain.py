@@ -34,8 +34,9 @@ The factors are one catalogue (FACTORS), each a param of its own:
 The access path is not among them: the store reaches the engines as mongod's planner did, and
 has no setting that changes it.
 
-A variant runs only the systems its factor changes (a WiredTiger release leaves RocksDB as it
-was); the claim is then read from those and the base's runs of the others, side by side, as one
+A claim's systems are those its family's resolver reads (sysbench's sb.lsm_vs_btree: not the
+900-s WiredTiger; Flashback's: one replayer per role). A variant runs only the systems its factor
+changes (a WiredTiger release leaves RocksDB as it was); the claim is then read from those and the base's runs of the others, side by side, as one
 run of every system. The base's systems ran earlier in the same sitting, and the host's speed
 probe of each run is on its page. A variant (the base too) that a run of this sitting already
 measured, the experiment's own or another claim's explain's, is read from that run instead of
@@ -233,7 +234,7 @@ def claim_systems(params: dict, claim: dict) -> list[dict]:
     if "oplog" not in claim["metric"]:
         with_oplog = [s for s in systems if s["options"].get("oplog")]
         systems = with_oplog or systems
-    return family(params["workload"]["name"]).claim_reads(params, systems)
+    return family(params["workload"]["name"]).claim_reads(params, claim, systems)
 
 
 @dataclass

@@ -504,3 +504,15 @@ def test_a_factor_within_the_spread_of_the_bases_repeat_moves_nothing():
     assert text.endswith("Within that spread of the base, so moving nothing: rocksdb scans 1.04.")
     # Without a repeat of the base there is no spread to judge by: every turn counts.
     assert explain.moved_factors(claim, rows[:3]) == ["release", "rocksdb scans"]
+
+
+def test_a_sysbench_claim_is_explained_on_the_systems_its_resolver_reads():
+    """sb.lsm_vs_btree compares RocksDB with WiredTiger at its 60-s checkpoint: the 900-s systems
+    are the checkpoint claim's, so its variants do not run them. sb.tokumxse compares the two
+    servers at the memory sizes both ran (32 MB at the default scale): not TokuMX at 96 MB."""
+    labels = lambda claim: [s["label"] for s in explain.plan("sysbench_cgroups", claim, "default")[1]]  # noqa: E731
+    assert labels("sb.lsm_vs_btree") == ["wt60.8-16", "wt60.16-32", "wt60.32-48", "rx.8-16", "rx.16-32", "rx.32-48"]
+    assert labels("sb.checkpoint") == [f"wt{interval}.{size}" for interval in (60, 900)
+                                       for size in ("8-16", "16-32", "32-48")]
+    assert labels("sb.tokumxse") == ["tokumx.8-16", "tokumxse.8-16"]
+    assert labels("sb.fractal_flat") == ["tokumx.8-16", "tokumx.32-48"]

@@ -75,11 +75,12 @@ class Family:
         module = self.params_module()
         return module.always_runs(params) if hasattr(module, "always_runs") else []
 
-    def claim_reads(self, params: dict, systems: list[dict]) -> list[dict]:
-        """Of the systems that play a claim's roles, those its check reads: all of them, unless
-        the family's report picks one per role (Flashback: the first replayer, report._pick)."""
-        module = self.params_module()
-        return module.claim_reads(params, systems) if hasattr(module, "claim_reads") else systems
+    def claim_reads(self, params: dict, claim: dict, systems: list[dict]) -> list[dict]:
+        """Of the systems that play a claim's roles, those its resolver reads: all of them, unless
+        the family's report says otherwise, beside its resolver (Flashback: the first replayer of
+        a role; sysbench: WiredTiger at its 60-s checkpoint, but for the checkpoint claim)."""
+        module = self.report_module()
+        return module.claim_reads(params, claim, systems) if hasattr(module, "claim_reads") else systems
 
     def systems_on_one_server(self, workload: dict) -> int:
         """How many of the params' systems a run on one server (TARGET=uri, uri_target.py) keeps:

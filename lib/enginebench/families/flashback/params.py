@@ -99,17 +99,6 @@ def always_runs(params: dict) -> list[str]:
     return [] if params["workload"].get("capture_file") else [params["systems"][0]["label"]]
 
 
-def claim_reads(params: dict, systems: list[dict]) -> list[dict]:
-    """A claim's check reads one system per role, the first that replays (report._pick): of rx
-    and wtlsm, both lsm, "On RocksDB..." reads rx. An explain variant that changed only wtlsm
-    would run the recorder and wtlsm and read the base's rx again."""
-    recorders = set(always_runs(params))
-    first: dict[str, dict] = {}
-    for system in sorted(systems, key=lambda s: s["label"] in recorders):
-        first.setdefault(system["role"], system)
-    return [s for s in systems if first.get(s["role"]) is s]
-
-
 def systems_on_one_server(workload: dict) -> int:
     """On one server (TARGET=uri): the recorder and one replay of its capture; with a
     capture_file every system replays that file, so one."""

@@ -16,6 +16,7 @@ from ...report.claims import Measured, NOT_EVALUATED, caveat, evaluate, load_cla
 from ...report import latency
 from ...report.engine_table import engine_name
 from ...report.rundata import RunData
+from .params import always_runs
 
 PHASE = "run"
 WRITES = ("insert", "insert.capped", "update", "findandmodify", "remove")
@@ -202,6 +203,17 @@ def _pick(run: RunData, role: str) -> dict | None:
     done = [s for s in run.complete_systems if s["role"] == role]
     done.sort(key=lambda s: role_of(run, s["label"]) != "replayer")
     return done[0] if done else None
+
+
+def claim_reads(params: dict, _claim: dict, systems: list[dict]) -> list[dict]:
+    """Of a claim's systems, the ones _pick reads from a run of these params: the first of each
+    role, a replayer before the recorder. Of rx and wtlsm, both lsm, "On RocksDB..." reads rx, so
+    an explain variant that changed only wtlsm would read the base's rx again."""
+    recorders = set(always_runs(params))
+    first: dict[str, dict] = {}
+    for system in sorted(systems, key=lambda s: s["label"] in recorders):
+        first.setdefault(system["role"], system)
+    return [s for s in systems if first.get(s["role"]) is s]
 
 
 def resolver(run: RunData):

@@ -20,7 +20,7 @@ def normalised_pairs(run: RunData) -> tuple[list[Pair], str]:
     post = {size: [group.filter(pl.col("system") == s)["ops_per_s"][0] for s in SYSBENCH_SYSTEMS]
             for (size,), group in ref.sort("cache_gib").group_by(["cache_gib"], maintain_order=True)}
     totals = dict(ref.select("cache_gib", "total_gib").unique().iter_rows())
-    btree, lsm = sysbench._rates_by_memory(run, "btree", checkpoint=60), sysbench._rates_by_memory(run, "lsm")
+    btree, lsm = sysbench._rates_by_memory(run, sysbench.BTREE), sysbench._rates_by_memory(run, sysbench.LSM)
     out = []
     for cache, memory in zip_longest(sorted(post), sorted(set(btree) | set(lsm))):
         where = f"{cache}/{totals[cache]} GiB" if cache is not None else "no post size"

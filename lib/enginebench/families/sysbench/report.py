@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import statistics
+from typing import Callable
 
 import altair as alt
 import polars as pl
@@ -123,18 +124,61 @@ def io_chart(run: RunData) -> alt.Chart | None:
 
 
 # -- claims ---------------------------------------------------------------------------------
-def _rates_by_memory(run: RunData, role: str, checkpoint: int | None = None, server: str | None = None) -> dict[int, float]:
+def _checkpoint_s(system: dict) -> int:
+    return system["options"].get("checkpoint_s", 60)
+
+
+def _memory(system: dict) -> int:
+    return system.get("memory_limit_mb") or 0
+
+
+def _kind(role: str, checkpoint: int | None = None, server: str | None = None) -> Callable[[dict], bool]:
+    """The systems of a role, WiredTiger's at one checkpoint interval, the fractal tree's of one
+    server (by its PerconaFT release)."""
+    return lambda s: (s["role"] == role and (checkpoint is None or _checkpoint_s(s) == checkpoint)
+                      and (server is None or _server(s) == server))
+
+
+# What each ratio claim compares, numerator over denominator, at the memory sizes both ran; the
+# post's WiredTiger is the 60-s checkpoint's, the 900-s systems only the checkpoint claim's.
+BTREE = _kind("btree", checkpoint=60)
+LSM = _kind("lsm")
+SIDES = {
+    "sb.lsm_vs_btree": (LSM, BTREE),
+    "sb.btree_vs_mmap": (BTREE, _kind("mmap")),
+    "sb.checkpoint": (_kind("btree", checkpoint=900), BTREE),
+    "sb.tokumxse": (_kind("fractal", server="tokumx"), _kind("fractal", server="tokumxse")),
+}
+# What each claim across memory sizes reads, every size of each.
+ACROSS_SIZES = {
+    "sb.cache_scaling": (BTREE, LSM),
+    "sb.fractal_flat": (_kind("fractal", server="tokumx"),),
+}
+
+
+def claim_reads(_params: dict, claim: dict, systems: list[dict]) -> list[dict]:
+    """Of the systems that play a claim's roles, those resolver() reads, so an explain runs none
+    its claim ignores (sb.lsm_vs_btree reads no 900-s WiredTiger; sb.tokumxse reads TokuMX only at
+    the sizes TokuMXse ran). A pair with no size in common keeps every system: the resolver then
+    says what it needs."""
+    if claim["id"] in SIDES:
+        num, den = ([s for s in systems if side(s)] for side in SIDES[claim["id"]])
+        common = {_memory(s) for s in num} & {_memory(s) for s in den}
+        return [s for s in systems if _memory(s) in common and (s in num or s in den)] if common else systems
+    if claim["id"] in ACROSS_SIZES:
+        return [s for s in systems if any(kind(s) for kind in ACROSS_SIZES[claim["id"]])]
+    return systems
+
+
+def _rates_by_memory(run: RunData, kind: Callable[[dict], bool]) -> dict[int, float]:
+    """Each memory size's steady rate of the complete systems of a kind (the first at a size)."""
     out = {}
     for s in run.complete_systems:
-        if s["role"] != role:
-            continue
-        if checkpoint is not None and s["options"].get("checkpoint_s", 60) != checkpoint:
-            continue
-        if server is not None and _server(s) != server:
+        if not kind(s):
             continue
         rate = steady_rate(run, s["label"])
         if rate is not None:
-            out.setdefault(s.get("memory_limit_mb") or 0, rate)
+            out.setdefault(_memory(s), rate)
     return out
 
 
@@ -150,37 +194,35 @@ def resolver(run: RunData):
 
     def resolve(claim: dict) -> Measured:
         cid = claim["id"]
+        rates = [_rates_by_memory(run, kind) for kind in SIDES.get(cid) or ACROSS_SIZES.get(cid) or ()]
         if cid == "sb.tokumxse":
-            return compare(_rates_by_memory(run, "fractal", server="tokumx"),
-                           _rates_by_memory(run, "fractal", server="tokumxse"), "TokuMX", "TokuMXse", use_min=False)
-        btree = _rates_by_memory(run, "btree", checkpoint=60)
+            return compare(*rates, "TokuMX", "TokuMXse", use_min=False)
         if cid == "sb.lsm_vs_btree":
-            return compare(_rates_by_memory(run, "lsm"), btree, "lsm", "btree", use_min=True)
+            return compare(*rates, "lsm", "btree", use_min=True)
         if cid == "sb.btree_vs_mmap":
-            measured = compare(btree, _rates_by_memory(run, "mmap"), "btree", "mmap", use_min=True)
+            measured = compare(*rates, "btree", "mmap", use_min=True)
             mmap = next((s for s in run.complete_systems if s["role"] == "mmap"), None)
             if mmap and role_note(mmap) and measured.detail:
                 measured.detail += f" (mmap{role_note(mmap)})"
             return measured
         if cid == "sb.checkpoint":
-            return compare(_rates_by_memory(run, "btree", checkpoint=900), btree, "checkpoint 900 s",
-                           "checkpoint 60 s", use_min=False)
+            return compare(*rates, "checkpoint 900 s", "checkpoint 60 s", use_min=False)
         if cid == "sb.cache_scaling":
             ratios, parts = [], []
-            for role, rates in (("btree", btree), ("lsm", _rates_by_memory(run, "lsm"))):
-                if len(rates) >= 2:
-                    lo, hi = min(rates), max(rates)
-                    ratios.append(rates[hi] / rates[lo])
-                    parts.append(f"{role}: {rates[hi]:.0f} at {hi} MB / {rates[lo]:.0f} at {lo} MB")
+            for role, by_size in zip(("btree", "lsm"), rates):
+                if len(by_size) >= 2:
+                    lo, hi = min(by_size), max(by_size)
+                    ratios.append(by_size[hi] / by_size[lo])
+                    parts.append(f"{role}: {by_size[hi]:.0f} at {hi} MB / {by_size[lo]:.0f} at {lo} MB")
             if not ratios:
                 return Measured(None, "", "needs btree or lsm systems at two memory sizes")
             return Measured(min(ratios), "; ".join(parts))
         if cid == "sb.fractal_flat":
-            rates = _rates_by_memory(run, "fractal", server="tokumx")
-            if len(rates) < 2:
+            (tokumx,) = rates
+            if len(tokumx) < 2:
                 return Measured(None, "", "needs TokuMX (a tokumx-* release of the fractal tree) at two memory sizes")
-            lo, hi = min(rates), max(rates)
-            return Measured(rates[hi] / rates[lo], f"TokuMX: {rates[hi]:.0f} at {hi} MB / {rates[lo]:.0f} at {lo} MB")
+            lo, hi = min(tokumx), max(tokumx)
+            return Measured(tokumx[hi] / tokumx[lo], f"TokuMX: {tokumx[hi]:.0f} at {hi} MB / {tokumx[lo]:.0f} at {lo} MB")
         if cid == "sb.write_per_op":
             per_role = {}
             for s in run.systems:
