@@ -36,13 +36,13 @@ has no setting that changes it.
 
 A claim's systems are those its family's resolver reads (sysbench's sb.lsm_vs_btree: not the
 900-s WiredTiger; Flashback's: one replayer per role). A variant runs only the systems its factor
-changes (a WiredTiger release leaves RocksDB as it was); the claim is then read from those and the base's runs of the others, side by side, as one
-run of every system. The base's systems ran earlier in the same sitting, and the host's speed
-probe of each run is on its page. A variant (the base too) that a run of this sitting already
-measured, the experiment's own or another claim's explain's, is read from that run instead of
-run again (explain_runs.py); its row names the run. A load claim's variant is also served by a
-run that loaded its systems alike and went on to their requests, so the claims on the requests
-are explained first (claims_in_run_order).
+changes (a WiredTiger release leaves RocksDB as it was); the claim is then read from those and
+the base's runs of the others, side by side, as one run of every system. The base's systems ran
+earlier in the same sitting, and the host's speed probe of each run is on its page. A variant
+(the base too) that a run of this sitting already measured, the experiment's own or another
+claim's explain's, is read from that run instead of run again (explain_runs.py); its row names
+the run. A load claim's variant is also served by a run that loaded its systems alike and went
+on to their requests, so the claims on the requests are explained first (claims_in_run_order).
 
 A claim comparing two experiments (lb.load.disk_vs_ssd) runs every variant in both, set alike
 (paired_plan), and reads the pair: a factor on one side only would compare unlike devices. Its
@@ -219,7 +219,7 @@ def claim_systems(params: dict, claim: dict) -> list[dict]:
     the ones that measure it; for a claim that is not about releases or the oplog, only the
     release the setting gives (not a system that names its own release), with the oplog as the
     experiment runs it (the op1 systems); for a release claim, the posts' own trees where the
-    experiment runs two; of those, the ones the family's check reads (Flashback: one per role)."""
+    experiment runs two; of those, the ones the family's resolver reads (Family.claim_reads)."""
     roles = set(re.split(r"[|:]", f"{claim['numerator_role']}|{claim['denominator_role']}")) - {"", "newer", "older"}
     systems = [s for s in params["systems"] if s["role"] in roles]
     if phase_of(claim) == "measure":
