@@ -54,6 +54,7 @@ import html as html_lib
 import json
 import math
 import re
+import time
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import zip_longest
@@ -522,11 +523,13 @@ def claims_in_run_order(exp: str, claim_ids: list[str], scale: str, only: list[s
 
 
 def explain_claims(exp: str, claim_ids: list[str], scale: str = "default", target: str = "embedded",
-                   repeat: int = 1, runner: Callable | None = None, only: list[str] | None = None) -> list[Path]:
+                   repeat: int = 1, runner: Callable | None = None, only: list[str] | None = None,
+                   started_at: float | None = None) -> list[Path]:
     """explain() for several claims of one experiment, every distinct run made once: claims on the
     same systems and phase (LinkBench's cached query rate, RSS and p99 on wt.op1 and rx.op1) share
     their base and every variant, so a second claim costs no run. Every claim is planned before
-    anything runs, so a misspelt one is refused first. The pages come back in claim_ids' order."""
+    anything runs, so a misspelt one is refused first. The pages come back in claim_ids' order.
+    Every claim's sitting is the three hours before `started_at` (now by default)."""
     for claim_id in claim_ids:
         plan(exp, claim_id, scale, only)
     from .experiment import run_repeated
@@ -540,7 +543,9 @@ def explain_claims(exp: str, claim_ids: list[str], scale: str = "default", targe
         else:
             print(f"[explain] the same systems and settings ran already: {made[key].name}", flush=True)
         return made[key]
-    pages = {claim_id: explain(exp, claim_id, scale, target, repeat, runner=once, only=only, reuse=runner is None)
+    started_at = time.time() if started_at is None else started_at
+    pages = {claim_id: explain(exp, claim_id, scale, target, repeat, runner=once, only=only, reuse=runner is None,
+                               started_at=started_at)
              for claim_id in claims_in_run_order(exp, claim_ids, scale, only)}
     return [pages[claim_id] for claim_id in claim_ids]
 
@@ -575,14 +580,18 @@ def paired_plan(exp: str, claim_id: str, scale: str, only: list[str] | None = No
 
 
 def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embedded", repeat: int = 1,
-            runner: Callable | None = None, only: list[str] | None = None, reuse: bool | None = None) -> Path:
+            runner: Callable | None = None, only: list[str] | None = None, reuse: bool | None = None,
+            started_at: float | None = None) -> Path:
     """Run the base and every variant of the claim's systems (or of the factors `only` names);
     write the page; its path. `reuse`: a variant (the base too) is read from a run of this
     sitting that measured its systems under its settings (explain_runs.existing_run) instead of
     run again, with REPEAT=1 (by default only when this function makes the runs itself).
+    `started_at`: when the command started (now by default); the sitting is the three hours
+    before it, so a run the plan counted on still serves hours into a long batch.
     `runner(experiment, systems, sets)` makes a run: a claim comparing two experiments runs each
     variant in both (paired_plan)."""
     from .experiment import run_repeated
+    started_at = time.time() if started_at is None else started_at
     experiments, claim, systems, variants = paired_plan(exp, claim_id, scale, only)
     exp = experiments[0]
     labels = [s["label"] for s in systems]
@@ -598,7 +607,8 @@ def explain(exp: str, claim_id: str, scale: str = "default", target: str = "embe
             rows.append({**row, "ratio": None, "verdict": "not run", "from": "", "reason": variant.not_run, "run": ""})
             continue
         try:
-            paths, earlier = _variant_runs(experiments, claim_id, variant, scale, target, repeat, run, reuse)
+            paths, earlier = _variant_runs(experiments, claim_id, variant, scale, target, repeat, run, reuse,
+                                           started_at)
         except ValueError as exc:  # refused before it started (e.g. a doubled cache over a memory limit)
             rows.append({**row, "ratio": None, "verdict": "not run", "from": "", "reason": str(exc), "run": ""})
             continue
@@ -646,13 +656,14 @@ def idle_in_base(variant: Variant, base_runs: list[RunData]) -> str:
 
 
 def _variant_runs(experiments: list[str], claim_id: str, variant: Variant, scale: str, target: str, repeat: int,
-                  run: Callable, reuse: bool) -> tuple[dict[str, Path], list[tuple[str, Path]]]:
+                  run: Callable, reuse: bool, started_at: float) -> tuple[dict[str, Path], list[tuple[str, Path]]]:
     """The run of the variant in each experiment, made or read from this sitting; and those read
     (with the experiment named when the claim reads more than one)."""
     paths, earlier = {}, []
     for in_exp in experiments:
         where = f"{in_exp} " if len(experiments) > 1 else ""
-        found = existing_run(in_exp, scale, variant.changes, variant.run_sets, target) if reuse and repeat == 1 else None
+        found = (existing_run(in_exp, scale, variant.changes, variant.run_sets, target, now=started_at)
+                 if reuse and repeat == 1 else None)
         if found is not None:
             print(f"[explain {claim_id}] {variant.factor}: {where}run {found.name} measured "
                   f"{', '.join(variant.changes)} under these settings in this sitting; read, not run again", flush=True)

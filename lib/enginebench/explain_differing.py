@@ -8,6 +8,7 @@ default scale a whole collection's explains take hours, and the plan says which 
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import polars as pl
@@ -73,14 +74,15 @@ def system_seconds(exp: str, scale: str, to_end_of_load: bool = False) -> dict[s
     return found
 
 
-def planned_runs(exp: str, claim_ids: list[str], scale: str,
-                 planned: list | None = None) -> list[tuple[str, str, list[str], list[str], bool]]:
+def planned_runs(exp: str, claim_ids: list[str], scale: str, planned: list | None = None,
+                 started_at: float | None = None) -> list[tuple[str, str, list[str], list[str], bool]]:
     """The distinct runs explain_claims would make, in its order: (experiment, factor, systems,
     the factor's --sets, whether the systems stop after their load). A variant is left out where
     a run of this sitting, or one planned before it (another claim's, of more systems, or one
     that went on past the same load), measured its systems under its settings (explain_runs). A
     claim comparing two experiments plans its runs in both. `planned`: what earlier batches plan
-    (the runs of an experiment's own claims serve a claim across it and another), added to."""
+    (the runs of an experiment's own claims serve a claim across it and another), added to.
+    `started_at`: the command's start, whose sitting the explains read (explain.explain)."""
     runs, planned = [], ([] if planned is None else planned)
     for claim_id in claims_in_run_order(exp, claim_ids, scale):
         experiments, _claim, _systems, variants = paired_plan(exp, claim_id, scale)
@@ -90,14 +92,14 @@ def planned_runs(exp: str, claim_ids: list[str], scale: str,
             for in_exp in experiments:
                 wanted = measured_as(in_exp, scale, variant.run_sets)
                 if (any(done == in_exp and serves(ran, wanted, variant.changes) for done, ran in planned)
-                        or existing_run(in_exp, scale, variant.changes, variant.run_sets)):
+                        or existing_run(in_exp, scale, variant.changes, variant.run_sets, now=started_at)):
                     continue
                 planned.append((in_exp, (wanted[0], {label: wanted[1][label] for label in variant.changes})))
                 runs.append((in_exp, variant.factor, list(variant.changes), list(variant.sets), bool(variant.scope)))
     return runs
 
 
-def plan_text(todo: dict[str, list[str]], scale: str) -> str:
+def plan_text(todo: dict[str, list[str]], scale: str, started_at: float | None = None) -> str:
     """What `make explain-differing` would run, with the time each experiment's runs should take."""
     if not todo:
         return f"explain-differing: every claim that differs from the post at the {scale} scale has an answer"
@@ -110,7 +112,7 @@ def plan_text(todo: dict[str, list[str]], scale: str) -> str:
         return timings[in_exp, load_only]
     planned: list = []
     for exp, claim_ids in todo.items():
-        runs = planned_runs(exp, claim_ids, scale, planned)
+        runs = planned_runs(exp, claim_ids, scale, planned, started_at)
         known = all(label in seconds(in_exp, False) for in_exp, _f, changes, _s, _l in runs for label in changes)
         spent = sum(seconds(in_exp, load_only).get(label, 0.0)
                     for in_exp, _f, changes, _s, load_only in runs for label in changes)
@@ -132,13 +134,17 @@ def plan_text(todo: dict[str, list[str]], scale: str) -> str:
 def explain_differing(scale: str, target: str = "embedded", repeat: int = 1, only: list[str] | None = None,
                       again: bool = False, dry_run: bool = False) -> list[Path]:
     """Explain every differing claim without an answer, experiment by experiment; prints the plan
-    first. The pages written (none with dry_run)."""
+    first. The pages written (none with dry_run). Every batch reads the sitting of the command's
+    start, the one its plan was made in: otherwise a run the plan counted on could age out of
+    the three hours while an earlier experiment's explains ran (the uncached SSD's disk loads,
+    planned as served by runs 2 h 50 min old, would have been made again an hour later)."""
     from .explain import explain_claims
+    started_at = time.time()
     todo = differing(scale, only, again)
-    print(plan_text(todo, scale), flush=True)
+    print(plan_text(todo, scale, started_at), flush=True)
     if dry_run:
         return []
     pages = []
     for exp, claim_ids in todo.items():
-        pages.extend(explain_claims(exp, claim_ids, scale, target, repeat))
+        pages.extend(explain_claims(exp, claim_ids, scale, target, repeat, started_at=started_at))
     return pages

@@ -10,8 +10,10 @@ made of rx and lmdb, and a load claim's variant of wt.op1 runs once for all four
 of linkbench_cached's load claims. A load claim's variant, which stops its systems at the end of
 their load, is served by a run that loaded them alike and went on to their requests.
 
-Only a run of this sitting serves (SITTING_S): an explain compares its variants with a base
-measured side by side with them, and this host's speed drifts by a third within an hour.
+Only a run of this sitting serves (SITTING_S, the hours before the explain command started, so
+what its plan counted on still serves when a variant's turn comes): an explain compares its
+variants with a base measured side by side with them, and this host's speed drifts by a third
+within an hour.
 """
 from __future__ import annotations
 

@@ -516,3 +516,24 @@ def test_a_sysbench_claim_is_explained_on_the_systems_its_resolver_reads():
                                        for size in ("8-16", "16-32", "32-48")]
     assert labels("sb.tokumxse") == ["tokumx.8-16", "tokumxse.8-16"]
     assert labels("sb.fractal_flat") == ["tokumx.8-16", "tokumx.32-48"]
+
+
+def test_an_explain_reads_the_sitting_of_its_start(isolated_run):
+    """A run 2 h 50 min old when explain-differing started serves its variant even when the
+    variant's turn comes an hour later: the batch reads the sitting its plan was made in."""
+    results = isolated_run / "results" / "flashback_replay"
+    _manifest(results, "20261204-120000-vm", load_params("flashback_replay", "smoke"))
+    _claim, _systems, variants = explain.plan("flashback_replay", "fb.writes_fast", "smoke")
+    made = []
+
+    def runner(in_exp, changes, sets):
+        made.append(changes)
+        return results / "made-now"
+    start = NOON + 2 * 3600 + 50 * 60
+    paths, earlier = explain._variant_runs(["flashback_replay"], "fb.writes_fast", variants[0], "smoke", "embedded",
+                                           1, runner, True, started_at=start)
+    assert paths == {"flashback_replay": results / "20261204-120000-vm"} and made == []
+    # Read from the time of the variant's turn, the run is out of the sitting: it is made again.
+    explain._variant_runs(["flashback_replay"], "fb.writes_fast", variants[0], "smoke", "embedded",
+                          1, runner, True, started_at=start + 3600)
+    assert made == [variants[0].changes]
