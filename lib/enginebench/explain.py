@@ -398,8 +398,8 @@ def within_spread(rows: list[dict]) -> list[dict]:
     they turn is the run-to-run spread, not their factor (ib.size read 0.99 in its base and
     1.10 in a repeat, so 1.04 under another factor moves nothing)."""
     spread = repeat_spread(rows)
-    return [r for r in rows[1:] if not r.get("idle") and spread
-            and (_log_gap(r.get("ratio"), rows[0].get("ratio")) or 0.0) <= spread]
+    gaps = [(r, _log_gap(r.get("ratio"), rows[0].get("ratio"))) for r in rows[1:] if not r.get("idle")]
+    return [r for r, gap in gaps if spread and gap is not None and gap <= spread]  # a row not run has no gap
 
 
 def _moves(claim: dict, rows: list[dict]) -> list[tuple[dict, str]]:

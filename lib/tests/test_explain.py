@@ -496,7 +496,8 @@ def test_a_factor_within_the_spread_of_the_bases_repeat_moves_nothing():
     rows = [{"factor": "base", "verdict": "does not hold", "ratio": 0.99},
             {"factor": "release", "verdict": "holds", "ratio": 1.35},
             {"factor": "rocksdb scans", "verdict": "holds", "ratio": 1.04},
-            {"factor": "write throttle", "verdict": "holds", "ratio": 1.10, "idle": "stayed at 0"}]
+            {"factor": "write throttle", "verdict": "holds", "ratio": 1.10, "idle": "stayed at 0"},
+            {"factor": "insert grouping", "verdict": "not run", "ratio": None}]
     assert [r["factor"] for r in explain.within_spread(rows)] == ["rocksdb scans"]
     assert explain.moved_factors(claim, rows) == ["release"]
     text = explain.conclusion(claim, rows)
