@@ -473,7 +473,7 @@ def _nearest(published: float | None, base: dict, rows: list[dict]) -> str:
     one moves it at all: a partial explanation is still worth a sentence."""
     if not published or not base.get("ratio") or base["ratio"] <= 0:
         return ""
-    gap = lambda ratio: abs(math.log(ratio) - math.log(published))  # noqa: E731
+    gap = lambda ratio: _log_gap(ratio, published)  # noqa: E731
     closer = [(gap(base["ratio"]) - gap(r["ratio"]), r) for r in rows if r.get("ratio") and r["ratio"] > 0]
     closer = [(gain, r) for gain, r in closer if gain > 0]
     if not closer:

@@ -28,7 +28,7 @@ def _label_kind(system: dict) -> str:
     options = system["options"]
     if system["engine"] == "wiredtiger":
         kind = "wiredTiger" if options.get("table_type", "btree") == "btree" else "wiredTiger LSM"
-        return kind + (f" (checkpoint {options['checkpoint_s']}s)" if options.get("checkpoint_s", 60) != 60 else "")
+        return kind + (f" (checkpoint {options['checkpoint_s']}s)" if _checkpoint_s(system) != 60 else "")
     if system["engine"] == "fractal":
         return "TokuMXse" if _server(system) == "tokumxse" else "TokuMX"
     return {"rocksdb": "RocksDB", "lmdb": "LMDB (mmap)"}[system["engine"]]
@@ -263,7 +263,7 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
     for s in done:
         rate = steady_rate(run, s["label"])
         if rate is not None:
-            by_kind.setdefault(_label_kind(s), []).append((s.get("memory_limit_mb") or 0, rate))
+            by_kind.setdefault(_label_kind(s), []).append((_memory(s), rate))
     parts = []
     for kind, points in by_kind.items():
         points.sort()
@@ -291,7 +291,7 @@ def findings(run: RunData, claims: pl.DataFrame) -> str:
         for share, label, _, _ in dips:
             system = next(s for s in done if s["label"] == label)
             if system["engine"] == "wiredtiger":
-                by_checkpoint.setdefault(system["options"].get("checkpoint_s", 60), []).append(share)
+                by_checkpoint.setdefault(_checkpoint_s(system), []).append(share)
         if len(by_checkpoint) > 1:
             text += " WiredTiger's slowest interval averaged " + ", ".join(
                 f"{statistics.mean(shares):.0%} of its mean with a {seconds} s checkpoint"
