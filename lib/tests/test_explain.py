@@ -519,6 +519,25 @@ def test_a_sysbench_claim_is_explained_on_the_systems_its_resolver_reads():
     assert labels("sb.fractal_flat") == ["tokumx.8-16", "tokumx.32-48"]
 
 
+def test_a_checkpoint_variant_keeps_sysbench_reading_the_posts_wiredtiger():
+    """The checkpoint variant sets the 60-s WiredTiger systems to 600 s: sb.lsm_vs_btree must still
+    read them as its WiredTiger (it read 'not evaluated: needs lsm and btree at the same memory
+    size' when the side was picked by a 60-s checkpoint), and only the 900-s systems are the
+    checkpoint claim's other side."""
+    from enginebench.families.sysbench import report as sysbench
+    _claim, systems, variants = explain.plan("sysbench_cgroups", "sb.lsm_vs_btree", "default",
+                                             ["checkpoint interval"])
+    varied = load_params("sysbench_cgroups", "default", variants[1].run_sets)["systems"]
+    wiredtiger = [s for s in varied if s["label"] in variants[1].changes]
+    assert {s["options"]["checkpoint_s"] for s in wiredtiger} == {600}
+    lsm, btree = sysbench.SIDES["sb.lsm_vs_btree"]
+    assert all(btree(s) for s in wiredtiger) and not any(lsm(s) for s in wiredtiger)
+    long_side, short_side = sysbench.SIDES["sb.checkpoint"]
+    by_label = {s["label"]: s for s in load_params("sysbench_cgroups", "default")["systems"]}
+    assert long_side(by_label["wt900.8-16"]) and not short_side(by_label["wt900.8-16"])
+    assert short_side(by_label["wt60.8-16"]) and not long_side(by_label["wt60.8-16"])
+
+
 def test_an_explain_reads_the_sitting_of_its_start(isolated_run):
     """A run 2 h 50 min old when explain-differing started serves its variant even when the
     variant's turn comes an hour later: the batch reads the sitting its plan was made in."""
