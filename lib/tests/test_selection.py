@@ -67,3 +67,33 @@ def test_the_index_prefers_a_run_of_every_system(tmp_path):
     _run(tmp_path, "20261104-000000-vm", "complete", sets=["settings=today"])
     assert newest_complete(sorted(tmp_path.iterdir())) == whole
     assert newest_complete([newer_part]) == newer_part
+
+
+def test_the_collection_reads_no_variant_and_each_claim_from_a_selection_that_judged_it(tmp_path):
+    """With no run of every system, the collection's claims come from runs of a selection under the
+    experiment's own params (an explain's bases), each claim from the newest that judged it; a run
+    with keys set by hand (an explain's variant) measured something else and is never read."""
+    from enginebench.report import collection
+    from enginebench.report.runs import runs_of_the_params
+
+    def run(name, claims, **kinds):
+        folder = _run(tmp_path, name, "complete", **kinds)
+        (folder / "summary.json").write_text(json.dumps({"claims": claims}))
+        return folder
+    judged = lambda cid, ratio: {"id": cid, "verdict": "holds", "measured_ratio": ratio}  # noqa: E731
+    unjudged = lambda cid: {"id": cid, "verdict": "not evaluated", "measured_ratio": None}  # noqa: E731
+    fractal_base = run("20261205-032352-vm", [judged("sb.tokumxse", 1.51), unjudged("sb.lsm_vs_btree")],
+                       not_run=["wt60"])
+    lsm_base = run("20261205-033804-vm", [unjudged("sb.tokumxse"), judged("sb.lsm_vs_btree", 0.90)],
+                   not_run=["tokumx"])
+    variant = run("20261205-042504-vm", [unjudged("sb.tokumxse"), judged("sb.lsm_vs_btree", 0.99)],
+                  not_run=["tokumx"], sets=["systems[rx].options.soft_rate_limit=0"])
+    candidates = runs_of_the_params(sorted(tmp_path.iterdir()))
+    assert candidates == [lsm_base, fractal_base] and variant not in candidates
+    assert collection._claim_verdict(candidates, "sb.tokumxse") == (fractal_base, judged("sb.tokumxse", 1.51))
+    assert collection._claim_verdict(candidates, "sb.lsm_vs_btree") == (lsm_base, judged("sb.lsm_vs_btree", 0.90))
+    # Only variants: no reading at all, rather than one under changed settings.
+    assert runs_of_the_params([variant]) == []
+    # A run of every system is the one reading, whatever it judged.
+    whole = run("20261101-000000-vm", [unjudged("sb.tokumxse")])
+    assert runs_of_the_params(sorted(tmp_path.iterdir())) == [whole]

@@ -29,8 +29,8 @@ from pathlib import Path
 import polars as pl
 
 from ..paths import reference_dir, results_dir
-from .claims import FAILS, HOLDS, VERDICT_CLASSES
-from .runs import host_of, newest_complete, runs_by_experiment
+from .claims import FAILS, HOLDS, NOT_EVALUATED, VERDICT_CLASSES
+from .runs import host_of, runs_by_experiment, runs_of_the_params
 
 # The five posts (data/reference/README.md names each source).
 STUDIES = {
@@ -85,19 +85,34 @@ def hardware(manifest: dict) -> str:
     return ", ".join(parts)
 
 
-def _runs_per_target(runs: list[Path]) -> dict[tuple[str, str], dict[str, Path]]:
-    """(target kind, scale) -> {host: its newest complete run of every system there}."""
+def _runs_per_target(runs: list[Path]) -> dict[tuple[str, str], dict[str, list[Path]]]:
+    """(target kind, scale) -> {host: the runs of the experiment's own params a claim may read
+    there (runs.runs_of_the_params)}."""
     groups: dict[tuple[str, str, str], list[Path]] = {}
     for run in runs:
         manifest = json.loads((run / "manifest.json").read_text())
         kind = (manifest.get("target") or {}).get("kind") or "embedded"
         groups.setdefault((kind, manifest.get("scale") or "", host_of(manifest)), []).append(run)
-    chosen: dict[tuple[str, str], dict[str, Path]] = {}
+    chosen: dict[tuple[str, str], dict[str, list[Path]]] = {}
     for (kind, scale, host), group in sorted(groups.items()):
-        run = newest_complete(group)
-        if run is not None:
-            chosen.setdefault((kind, scale), {})[host] = run
+        candidates = runs_of_the_params(group)
+        if candidates:
+            chosen.setdefault((kind, scale), {})[host] = candidates
     return chosen
+
+
+def _claim_verdict(candidates: list[Path], claim_id: str) -> tuple[Path, dict] | None:
+    """The claim's verdict from the first run that judged it, else from the first that names it
+    at all (its 'not evaluated' and why): runs of a selection each judge only their systems' claims."""
+    named = []
+    for run in candidates:
+        verdict = next((c for c in _verdicts(run) or [] if c["id"] == claim_id), None)
+        if verdict is None:
+            continue
+        if verdict["verdict"] != NOT_EVALUATED:
+            return run, verdict
+        named.append((run, verdict))
+    return named[0] if named else None
 
 
 def _spread(ratios: list[float]) -> str:
@@ -143,10 +158,11 @@ def claim_rows() -> list[dict]:
         for exp in re.split(r"[|+]", claim["experiment"]):
             for (kind, scale), by_host in sorted(_runs_per_target(by_experiment.get(exp, [])).items()):
                 per_host, verdicts = [], []
-                for host, run in by_host.items():
-                    verdict = next((c for c in _verdicts(run) or [] if c["id"] == claim["id"]), None)
-                    if verdict is None:
+                for host, candidates in by_host.items():
+                    found_verdict = _claim_verdict(candidates, claim["id"])
+                    if found_verdict is None:
                         continue
+                    run, verdict = found_verdict
                     manifest = json.loads((run / "manifest.json").read_text())
                     verdicts.append(verdict)
                     per_host.append({

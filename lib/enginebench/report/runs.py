@@ -28,13 +28,32 @@ def runs_by_experiment(base: Path) -> dict[str, list[Path]]:
     return out
 
 
+def _complete_by_kind(runs: list[Path]) -> tuple[list[Path], list[Path], list[Path]]:
+    """The complete runs of the list, newest first, in three kinds: of every system as the params
+    file says; of a selection of systems (SYSTEMS=, an explain's base) under those params; with
+    keys set by hand (--set, an explain's variants)."""
+    manifests = {run: manifest_of(run) for run in sorted(runs, key=lambda p: p.name, reverse=True)}
+    complete = [run for run, manifest in manifests.items() if manifest.get("status") == "complete"]
+    set_by_hand = [run for run in complete if manifests[run].get("params", {}).get("sets")]
+    whole = [run for run in complete if not manifests[run].get("selection") and run not in set_by_hand]
+    partial = [run for run in complete if run not in whole and run not in set_by_hand]
+    return whole, partial, set_by_hand
+
+
 def newest_complete(runs: list[Path]) -> Path | None:
     """The newest run of the list whose status is complete, preferring one that ran every system
     as its params file says to one that ran a selection (SYSTEMS=) or keys set by hand (--set)."""
-    manifests = {run: manifest_of(run) for run in sorted(runs, key=lambda p: p.name, reverse=True)}
-    complete = [run for run, manifest in manifests.items() if manifest.get("status") == "complete"]
-    whole = [run for run in complete if not manifests[run].get("selection") and not manifests[run].get("params", {}).get("sets")]
-    return (whole or complete or [None])[0]
+    whole, partial, set_by_hand = _complete_by_kind(runs)
+    return (whole or sorted(partial + set_by_hand, key=lambda p: p.name, reverse=True) or [None])[0]
+
+
+def runs_of_the_params(runs: list[Path]) -> list[Path]:
+    """The complete runs that measured the experiment's own params, the ones a claim's reading
+    may come from: the newest of every system, or when none ran every system, each run of a
+    selection, newest first (a claim reads the first that ran its systems). A run with keys set
+    by hand measured something else (an explain's variant), so it is never one of them."""
+    whole, partial, _set_by_hand = _complete_by_kind(runs)
+    return whole[:1] or partial
 
 
 def host_of(manifest: dict) -> str:
@@ -49,7 +68,7 @@ def partner_run(exp: str, manifest: dict) -> Path | None:
     def key(m: dict) -> tuple:
         return m.get("scale"), (m.get("target") or {}).get("kind") or "embedded", host_of(m)
     runs = runs_by_experiment(results_dir()).get(exp, [])
-    return newest_complete([run for run in runs if key(manifest_of(run)) == key(manifest)])
+    return next(iter(runs_of_the_params([run for run in runs if key(manifest_of(run)) == key(manifest)])), None)
 
 
 def find_run(spec: str, role: str) -> Path:
