@@ -62,9 +62,9 @@ def host_of(manifest: dict) -> str:
 
 def partner_run(exp: str, manifest: dict) -> Path | None:
     """The run of exp that a claim comparing it with the run of `manifest` reads (lb.load.disk_vs_ssd):
-    the one the collection would choose for exp (the first of runs_of_the_params) among its runs at the same
-    scale, on the same target kind and host. Not simply the newest: that may be an explain's
-    variant, or a run of another scale or machine."""
+    the one the collection would choose for exp (the first of runs_of_the_params) among its runs
+    at the same scale, on the same target kind and host. Not simply the newest: that may be an
+    explain's variant, or a run of another scale or machine."""
     def key(m: dict) -> tuple:
         return m.get("scale"), (m.get("target") or {}).get("kind") or "embedded", host_of(m)
     runs = runs_by_experiment(results_dir()).get(exp, [])
