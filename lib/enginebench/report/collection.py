@@ -25,6 +25,7 @@ import math
 import os
 import re
 from pathlib import Path
+from typing import Callable
 
 import polars as pl
 
@@ -101,12 +102,15 @@ def _runs_per_target(runs: list[Path]) -> dict[tuple[str, str], dict[str, list[P
     return chosen
 
 
-def _claim_verdict(candidates: list[Path], claim_id: str) -> tuple[Path, dict] | None:
+def _claim_verdict(candidates: list[Path], claim_id: str,
+                   verdicts_of: Callable[[Path], list[dict] | None] | None = None) -> tuple[Path, dict] | None:
     """The claim's verdict from the first run that judged it, else from the first that names it
-    at all (its 'not evaluated' and why): runs of a selection each judge only their systems' claims."""
+    at all (its 'not evaluated' and why): runs of a selection each judge only their systems' claims.
+    `verdicts_of`: a run's claim rows (_verdicts by default; claim_rows passes one that reads each
+    run once for all its claims)."""
     named = []
     for run in candidates:
-        verdict = next((c for c in _verdicts(run) or [] if c["id"] == claim_id), None)
+        verdict = next((c for c in (verdicts_of or _verdicts)(run) or [] if c["id"] == claim_id), None)
         if verdict is None:
             continue
         if verdict["verdict"] != NOT_EVALUATED:
@@ -151,6 +155,12 @@ def claim_rows() -> list[dict]:
     one row saying so."""
     claims = pl.read_csv(reference_dir() / "claims.csv", infer_schema_length=0)
     by_experiment = runs_by_experiment(results_dir())
+    read: dict[Path, list[dict] | None] = {}
+
+    def verdicts_of(run: Path) -> list[dict] | None:  # each run's summary read once, not once a claim
+        if run not in read:
+            read[run] = _verdicts(run)
+        return read[run]
     rows = []
     for claim in claims.iter_rows(named=True):
         study = _study(claim["seed"])[0]
@@ -159,7 +169,7 @@ def claim_rows() -> list[dict]:
             for (kind, scale), by_host in sorted(_runs_per_target(by_experiment.get(exp, [])).items()):
                 per_host, verdicts = [], []
                 for host, candidates in by_host.items():
-                    found_verdict = _claim_verdict(candidates, claim["id"])
+                    found_verdict = _claim_verdict(candidates, claim["id"], verdicts_of)
                     if found_verdict is None:
                         continue
                     run, verdict = found_verdict
